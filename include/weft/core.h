@@ -10,24 +10,38 @@
 
 /* Run once before any entry point does real work: reads log settings,
  * defines core params, initialises the built-in providers in preference
- * order. Idempotent and thread safe (pthread_once). */
+ * order. Idempotent and thread safe (pthread_once). A provider's init runs
+ * inside weft_init, so it may call fi_param_* and log, but must not call
+ * fi_getinfo/fi_fabric (those return -FI_ENODATA while init is running on
+ * the same thread rather than deadlocking). */
 void weft_init(void);
 
 /* Add a provider after the built-ins (lowest preference). Unit tests use it
- * to register fake providers. Returns 0, or -FI_EINVAL / -FI_EALREADY. */
+ * to register fake providers. Returns 0, or -FI_EINVAL (NULL, no name, no
+ * getinfo) / -FI_EALREADY (a provider of that name is registered). */
 int weft_prov_register(struct fi_provider *prov);
 
-/* Drop every provider registered with weft_prov_register (tests). */
+/* Drop every provider registered with weft_prov_register (tests); runs
+ * their cleanup hooks. */
 void weft_prov_unregister_all_extra(void);
 
 /* Provider init functions, one per built-in provider (fi_prov_ini style):
- * return the provider, or NULL when it cannot run on this host. */
+ * return the provider, or NULL when it cannot run on this host. The registry
+ * references them weakly, so a provider still being written (or left out of
+ * a test binary) is simply absent. Preference order: srd, shm, tcp. */
+struct fi_provider *srd_prov_init(void);
 struct fi_provider *shm_prov_init(void);
+struct fi_provider *tcp_prov_init(void);
 
 /* Core's check of hints against one info that a provider offers: 1 when the
  * info can serve the hints, 0 when not (the reason is logged at FI_LOG_INFO).
- * On a match the info is narrowed to what the hints asked (caps, mode, ...). */
+ * On a match the info is narrowed to what the hints asked (caps, mode,
+ * threading, progress, av_type, mr_mode, ...). hints may be NULL. */
 int weft_info_match(uint32_t version, const struct fi_info *hints,
 		    struct fi_info *info);
+
+/* Re-read FI_LOG_LEVEL / FI_LOG_PROV / FI_LOG_SUBSYS / FI_LOG_INTERVAL.
+ * weft_init does it once; tests call it after changing the environment. */
+void weft_log_configure(void);
 
 #endif /* WEFT_CORE_H */
