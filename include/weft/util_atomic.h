@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Atomic operations on behalf of a target (fi_atomic(3) semantics), for
+ * providers that execute atomics in software (shm, emulated RMA).
+ *
+ * Supported (op x datatype):
+ *   integers INT8..UINT64: every op FI_MIN .. FI_MSWAP;
+ *   FLOAT, DOUBLE: MIN, MAX, SUM, PROD, LOR, LAND, LXOR, ATOMIC_READ,
+ *     ATOMIC_WRITE, CSWAP, CSWAP_NE/LE/LT/GE/GT;
+ *   FLOAT_COMPLEX, DOUBLE_COMPLEX: SUM, PROD, LOR, LAND, LXOR,
+ *     ATOMIC_READ, ATOMIC_WRITE, CSWAP, CSWAP_NE;
+ *   LONG_DOUBLE*, INT128/UINT128: not supported.
+ * Each element is updated atomically with respect to other weft callers
+ * (compare-and-swap loops on the element's bits; 16-byte DOUBLE_COMPLEX
+ * under a process-wide striped lock), so targets in shared memory may be
+ * hit by several processes at once. Operands (src, compare) and results
+ * may be unaligned; dst must be naturally aligned for cross-process
+ * atomicity (unaligned dst falls back to the striped lock).
+ */
+#ifndef WEFT_UTIL_ATOMIC_H
+#define WEFT_UTIL_ATOMIC_H
+
+#include "weft/compat.h"
+#include <stddef.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_atomic.h>
+
+/* Which call family an op belongs to. */
+enum util_atomic_kind {
+	UTIL_ATOMIC_WRITE,	/* fi_atomic: MIN .. ATOMIC_WRITE, no READ */
+	UTIL_ATOMIC_FETCH,	/* fi_fetch_atomic: MIN .. ATOMIC_WRITE */
+	UTIL_ATOMIC_COMPARE,	/* fi_compare_atomic: CSWAP .. MSWAP */
+};
+
+/* Size of one element, 0 for unknown/unsupported types. */
+size_t util_atomic_datatype_size(enum fi_datatype datatype);
+
+/* 0 if util can apply op to count elements of datatype (count >= 1),
+ * -FI_EOPNOTSUPP for a combination it does not support, -FI_EINVAL for
+ * values outside the enums or count 0. */
+int util_atomic_valid(enum fi_op op, enum fi_datatype datatype, size_t count);
+
+/* Same, for one call family (e.g. FI_ATOMIC_READ is FETCH only). */
+int util_atomic_kind_valid(enum util_atomic_kind kind, enum fi_op op,
+			   enum fi_datatype datatype);
+
+/* fi_query_atomic: flags 0, FI_FETCH_ATOMIC or FI_COMPARE_ATOMIC (FI_TAGGED
+ * is refused); fills attr->size and attr->count = max_bytes / size.
+ * 0, -FI_EOPNOTSUPP or -FI_EINVAL. */
+int util_atomic_query(enum fi_datatype datatype, enum fi_op op,
+		      struct fi_atomic_attr *attr, uint64_t flags,
+		      size_t max_bytes);
+
+/* Apply op to count elements at dst. src: operand (ignored by READ,
+ * required otherwise); compare: required by compare ops; result (may be
+ * NULL): receives the old value of every element. The combination must
+ * have passed util_atomic_valid (otherwise -FI_EOPNOTSUPP, nothing done).
+ * Returns 0. */
+int util_atomic_apply(enum fi_op op, enum fi_datatype datatype, void *dst,
+		      const void *src, const void *compare, void *result,
+		      size_t count);
+
+#endif /* WEFT_UTIL_ATOMIC_H */
