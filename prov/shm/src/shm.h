@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm provider internals shared by its files (never by other providers).
+ *
+ * One endpoint = one transport region (its inbound queue is the endpoint's
+ * receive side) + the peers it talks to (struct shm_conn, one per remote
+ * endpoint, found by AV address on transmit and by transport slot on
+ * receive). Small messages go inline in one cell; large ones as an RTS that
+ * the receiver answers with an ACK once it pulled the data (CMA or bounce).
+ * RMA and atomics run at the target, which checks keys and bounds and ACKs.
+ */
+#ifndef SHM_H
+#define SHM_H
+
+#include "weft/compat.h"
+
+#include <stdint.h>
+#include <sys/uio.h>
+#include <uthash.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "weft/log.h"
+#include "weft/util.h"
+#include "shm_addr.h"
+#include "shm_transport.h"
+#include "shm_proto.h"
+
+#define SHM_PROV_NAME      "shm"
+#define SHM_PROV_VERSION   FI_VERSION(1, 0)
+#define SHM_PROTO_VERSION  1
+#define SHM_IOV_LIMIT      4
+#define SHM_MAX_MSG_SIZE   ((size_t)1 << 40)
+#define SHM_TAG_FORMAT     0xAAAAAAAAAAAAAAAAULL
+/* AV addresses have one length: the string, NUL padded. */
+#define SHM_ADDR_LEN       96
+/* Cells handled per progress call before completions are looked at. */
+#define SHM_PROGRESS_BATCH 64
+
+_Static_assert(SHM_ADDR_LEN >= SHM_ADDR_MAX, "address length");
+
+/* Settings, read once at provider init (FI_SHM_*). */
+struct shm_env {
+	size_t tx_size;
+	size_t rx_size;
+	uint32_t cell_size;
+	uint32_t cell_count;
+	uint32_t max_peers;
+	uint32_t bounce_seg_size;
+	uint32_t bounce_seg_count;
+	int disable_cma;
+	int remote_comm;
+	size_t peer_timeout_ms;
+	size_t unexp_count;
+};
+
+extern struct shm_env shm_env;
+extern struct fi_provider shm_prov;
+extern const struct util_av_prov shm_av_prov;
+
+struct shm_domain {
+	struct util_domain util;
+};
+
+static inline struct shm_domain *to_shm_domain(struct fid *fid)
+{
+	return container_of(fid, struct shm_domain, util.domain_fid.fid);
+}
+
+/* Per AV slot: bumped at every insert so endpoints notice reuse. */
+struct shm_av_data {
+	uint64_t gen;
+};
+
+/* A remote endpoint as this endpoint knows it. */
+struct shm_conn {
+	UT_hash_handle hh;		/* ep->conns, key = name */
+	char name[SHM_NAME_MAX];	/* its region ("/weftshm-...") */
+	struct shm_peer *peer;		/* its region mapped, opened lazily */
+	fi_addr_t fi_addr;		/* reverse AV lookup, cached */
+	size_t inflight;		/* our ops waiting on it */
+	bool dead;
+};
+
+/* fi_addr -> conn cache of the transmit side. */
+struct shm_tx_map {
+	uint64_t gen;			/* shm_av_data.gen it was made for */
+	struct shm_conn *conn;
+};
+
+/* transport src slot -> conn cache of the receive side. */
+struct shm_src_map {
+	struct shm_conn *conn;
+	uint16_t gen;
+};
+
+/* An initiator operation that waits for an ACK (large send, RMA, atomic,
+ * delivery-complete send). Its index and generation form the cookie. */
+struct shm_tx_entry {
+	struct shm_tx_entry *prev, *next;	/* ep->tx_active */
+	uint32_t idx;
+	uint32_t gen;
+	struct shm_conn *conn;
+	void *context;
+	uint64_t comp_flags;
+	size_t len;
+	uint64_t deadline_ns;
+	enum util_cntr_slot cntr;
+	bool want_comp;
+	bool bounce_active;
+	struct iovec iov[SHM_IOV_LIMIT];	/* data source (bounce) */
+	size_t iov_cnt;
+	struct iovec res[SHM_IOV_LIMIT];	/* inline read / fetch results */
+	size_t res_cnt;
+	struct shm_bounce_tx bounce;
+};
+
+/* A posted receive. */
+struct shm_rx_entry {
+	struct util_rx_entry util;
+	struct iovec iov[SHM_IOV_LIMIT];
+	size_t iov_cnt;
+	uint64_t comp_flags;		/* FI_RECV | FI_MSG or FI_TAGGED */
+};
+
+/* An unexpected message: the cell's header and payload, copied out. */
+struct shm_unexp {
+	struct util_unexp_entry util;
+	struct shm_conn *conn;
+	uint16_t op;
+	uint16_t cflags;
+	uint32_t proto;
+	uint32_t len;			/* payload bytes */
+	uint64_t data;
+	uint64_t cookie;
+	uint64_t size;			/* message bytes */
+	uint8_t payload[];
+};
+
+/* Where one arriving message goes: a receive or a multi-recv slice. */
+struct shm_rx_dest {
+	void *context;
+	uint64_t comp_flags;
+	struct iovec iov[SHM_IOV_LIMIT];
+	size_t iov_cnt;
+	size_t cap;			/* bytes the buffers hold */
+	bool want_comp;
+};
+
+/* A large receive in flight through bounce segments. */
+struct shm_pull {
+	struct shm_pull *prev, *next;
+	struct shm_conn *conn;
+	struct shm_bounce_rx brx;
+	struct shm_rx_dest dest;
+	uint64_t cookie;
+	uint64_t size;			/* message bytes */
+	uint16_t cflags;
+	uint64_t data;
+	uint64_t tag;
+	fi_addr_t src;
+};
+
+/* One arriving message, from a cell or from an unexpected entry. */
+struct shm_msg_info {
+	struct shm_conn *conn;
+	uint16_t op;
+	uint16_t cflags;
+	uint32_t proto;
+	uint32_t len;			/* payload bytes */
+	uint64_t size;			/* message bytes */
+	uint64_t data;
+	uint64_t tag;
+	uint64_t cookie;
+	fi_addr_t src;
+	const uint8_t *payload;
+};
+
+/* An RTS descriptor after validation. */
+struct shm_rts_local {
+	uint64_t total;
+	uint64_t xfer_id;
+	uint32_t iov_cnt;
+	struct iovec iov[SHM_IOV_LIMIT];
+};
+
+/* An ACK that found the initiator's queue full. */
+struct shm_ack_pending {
+	struct shm_ack_pending *next;
+	struct shm_conn *conn;
+	uint64_t cookie;
+	uint32_t status;
+};
+
+struct shm_ep {
+	struct util_ep util;
+	struct shm_region *region;
+	char addr[SHM_ADDR_LEN];
+	uint32_t payload_max;		/* of our own cells */
+
+	struct shm_conn *conns;		/* hash by name */
+	struct shm_tx_map *tx_map;	/* indexed by fi_addr */
+	size_t tx_map_len;
+	struct shm_src_map *src_map;	/* indexed by transport src */
+	uint32_t src_map_len;
+
+	struct shm_tx_entry *tx_entries;	/* tx_size of them */
+	uint32_t *tx_free;		/* stack of free indices */
+	size_t tx_free_top;
+	size_t tx_size;
+	struct shm_tx_entry *tx_active;	/* oldest first */
+
+	struct util_match_queue msg_q;
+	struct util_match_queue tag_q;
+	struct util_pool rx_pool;	/* struct shm_rx_entry */
+	struct util_pool unexp_pool;	/* struct shm_unexp + payload */
+	struct util_pool pull_pool;	/* struct shm_pull */
+	struct util_pool ack_pool;	/* struct shm_ack_pending */
+	struct shm_pull *pulls;
+	struct shm_ack_pending *acks;
+
+	/* A polled cell that could not be handled yet (no reply cell, no
+	 * unexpected buffer): retried before anything else. */
+	struct shm_cell *held;
+	struct shm_cell_hdr held_hdr;
+
+	uint64_t progress_calls;
+};
+
+static inline struct shm_ep *to_shm_ep(struct fid_ep *ep_fid)
+{
+	return container_of(ep_fid, struct shm_ep, util.ep_fid);
+}
+
+static inline struct shm_ep *to_shm_ep_util(struct util_ep *util)
+{
+	return container_of(util, struct shm_ep, util);
+}
+
+/* shm_init.c */
+void shm_env_region_attr(struct shm_region_attr *attr);
+
+/* shm_fabric.c, shm_domain.c, shm_ep.c */
+int shm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+int shm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+int shm_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+
+/* shm_conn.c: peers. */
+int shm_conn_tx(struct shm_ep *ep, fi_addr_t fi_addr, struct shm_conn **conn);
+/* false (and its operations failed) once the peer is found dead. */
+bool shm_conn_check(struct shm_ep *ep, struct shm_conn *conn);
+struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
+				 const struct shm_cell_hdr *hdr);
+int shm_conn_open_peer(struct shm_ep *ep, struct shm_conn *conn);
+fi_addr_t shm_conn_fi_addr(struct shm_ep *ep, struct shm_conn *conn);
+void shm_conn_close_all(struct shm_ep *ep);
+/* -FI_EAGAIN while the peer may drain its queue, an error once it is
+ * found dead (checked only every so many refusals). */
+ssize_t shm_conn_full(struct shm_ep *ep, struct shm_conn *conn);
+uint64_t shm_now_ns(void);
+
+/* shm_tx.c: initiator operations awaiting an ACK. */
+int shm_tx_init(struct shm_ep *ep, size_t size);
+void shm_tx_fini(struct shm_ep *ep);
+struct shm_tx_entry *shm_tx_get(struct shm_ep *ep, struct shm_conn *conn);
+void shm_tx_put(struct shm_ep *ep, struct shm_tx_entry *tx);
+void shm_tx_activate(struct shm_ep *ep, struct shm_tx_entry *tx);
+uint64_t shm_tx_cookie(const struct shm_tx_entry *tx);
+void shm_tx_complete(struct shm_ep *ep, struct shm_tx_entry *tx, int err);
+void shm_tx_handle_ack(struct shm_ep *ep, struct shm_conn *conn,
+		       const struct shm_cell_hdr *hdr, const uint8_t *payload);
+void shm_tx_progress(struct shm_ep *ep);
+void shm_tx_fail_conn(struct shm_ep *ep, struct shm_conn *conn, int err);
+size_t shm_iov_total(const struct iovec *iov, size_t cnt);
+size_t shm_iov_copy_from(const struct iovec *iov, size_t cnt, size_t off,
+			 void *dst, size_t len);
+size_t shm_iov_copy_to(const struct iovec *iov, size_t cnt, size_t off,
+		       const void *src, size_t len);
+
+/* shm_msg.c / shm_tagged.c: posting. */
+extern const struct fi_ops_msg shm_msg_ops;
+extern const struct fi_ops_tagged shm_tagged_ops;
+ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t tag,
+		      uint64_t data, void *context, uint64_t flags);
+ssize_t shm_recv_post(struct shm_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t src, uint64_t tag,
+		      uint64_t ignore, void *context, uint64_t flags);
+ssize_t shm_ep_cancel(fid_t fid, void *context);
+
+/* shm_recv.c: the receive side of messages. */
+int shm_rx_init(struct shm_ep *ep);
+void shm_rx_fini(struct shm_ep *ep);
+/* 0 handled, -FI_EAGAIN: hold the cell and retry later. */
+int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
+		      const struct shm_cell_hdr *hdr, const uint8_t *payload);
+void shm_rx_progress(struct shm_ep *ep);
+int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r);
+int shm_rx_deliver(struct shm_ep *ep, const struct shm_rx_dest *dest,
+		   const struct shm_msg_info *m);
+void shm_rx_dest_from_entry(struct shm_ep *ep, struct shm_rx_entry *rx,
+			    struct shm_rx_dest *dest);
+void shm_rx_dest_from_mrecv(struct shm_ep *ep, struct util_match_queue *q,
+			    struct shm_rx_entry *rx, uint64_t size,
+			    struct shm_rx_dest *dest, bool *done);
+void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m);
+void shm_rx_fail_conn(struct shm_ep *ep, struct shm_conn *conn);
+/* ACK toward conn, now or queued; never fails (errors are logged). */
+void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
+		  int status);
+void shm_ack_flush(struct shm_ep *ep);
+
+/* shm_rma.c / shm_atomic.c */
+extern const struct fi_ops_rma shm_rma_ops;
+extern const struct fi_ops_atomic shm_atomic_ops;
+int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
+		   const struct shm_cell_hdr *hdr, const uint8_t *payload);
+int shm_atomic_handle(struct shm_ep *ep, struct shm_conn *conn,
+		      const struct shm_cell_hdr *hdr, const uint8_t *payload);
+
+/* shm_progress.c */
+void shm_ep_progress(struct util_ep *util);
+void shm_ep_progress_locked(struct shm_ep *ep);
+
+#endif /* SHM_H */

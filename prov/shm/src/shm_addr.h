@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm endpoint addresses: FI_ADDR_STR strings "fi_shm://<name>". The name is
+ * what the transport turns into a /dev/shm object, so it is restricted to a
+ * small alphabet and length; anything else is refused before it reaches a
+ * path.
+ */
+#ifndef SHM_ADDR_H
+#define SHM_ADDR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHM_ADDR_PREFIX     "fi_shm://"
+#define SHM_ADDR_PREFIX_LEN (sizeof(SHM_ADDR_PREFIX) - 1)
+/* A transport region name without its '/' fits; names chosen through
+ * node/service are shorter so that the transport's decorated object name
+ * still fits. */
+#define SHM_ADDR_NAME_MAX   79
+#define SHM_ADDR_USER_MAX   40
+/* Prefix + name + NUL: what fi_getname returns and fi_av_insert expects. */
+#define SHM_ADDR_MAX        (SHM_ADDR_PREFIX_LEN + SHM_ADDR_NAME_MAX + 1)
+
+/* 1 when c may appear in a name. */
+int shm_name_char_ok(char c);
+
+/* Length of the name inside an address of at most len bytes ("fi_shm://x\0"),
+ * or -FI_EINVAL when it is not a valid shm address. */
+int shm_addr_name_len(const void *addr, size_t len);
+
+/* Builds "fi_shm://<name>" from node/service as fi_getinfo receives them:
+ * service alone or node+service -> the service (every peer is on this host,
+ * so the host part carries no information and both sides of fabtests'
+ * "node service" / "service" convention must agree); node alone -> node, or
+ * the name inside it when node is already an fi_shm:// address. */
+int shm_addr_from_node(const char *node, const char *service,
+		       char *addr, size_t size);
+
+/* The address of a transport region ("/weftshm-..."). */
+int shm_addr_from_region(const char *region_name, char *addr, size_t size);
+
+/* The transport region name behind a valid address ("/" + name). */
+int shm_addr_to_region(const void *addr, size_t len, char *region,
+		       size_t size);
+
+/* The short name inside an address chosen through node/service (not a
+ * generated region's), for creating the region under it. */
+int shm_addr_user_name(const void *addr, size_t len, char *buf, size_t size);
+
+#endif /* SHM_ADDR_H */

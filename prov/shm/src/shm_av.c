@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm addresses in util's AV: fixed SHM_ADDR_LEN bytes, "fi_shm://<name>"
+ * then NUL padding. The padding must be zero so that the same endpoint
+ * always hashes to the same slot (FI_SOURCE reverse lookup).
+ */
+#include "weft/compat.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "shm.h"
+
+static int shm_av_validate(struct util_av *av, const void *addr)
+{
+	const char *s = addr;
+	int n = shm_addr_name_len(addr, SHM_ADDR_LEN);
+	size_t i;
+
+	(void)av;
+	if (n < 0) {
+		FI_WARN(&shm_prov, FI_LOG_AV, "not an fi_shm:// address\n");
+		return -FI_EINVAL;
+	}
+	for (i = SHM_ADDR_PREFIX_LEN + (size_t)n; i < SHM_ADDR_LEN; i++) {
+		if (s[i]) {
+			FI_WARN(&shm_prov, FI_LOG_AV,
+				"shm address not NUL padded to %d bytes\n",
+				SHM_ADDR_LEN);
+			return -FI_EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int shm_av_insert(struct util_av *av, fi_addr_t fi_addr,
+			 const void *addr, void *data)
+{
+	static _Atomic uint64_t shm_av_gen;
+	struct shm_av_data *d = data;
+
+	(void)av; (void)fi_addr; (void)addr;
+	d->gen = atomic_fetch_add(&shm_av_gen, 1) + 1;
+	return 0;
+}
+
+static const char *shm_av_straddr(const void *addr, char *buf, size_t *len)
+{
+	size_t n = strnlen(addr, SHM_ADDR_LEN);
+
+	if (*len)
+		snprintf(buf, *len, "%.*s", (int)n, (const char *)addr);
+	*len = n + 1;
+	return buf;
+}
+
+const struct util_av_prov shm_av_prov = {
+	.addrlen = SHM_ADDR_LEN,
+	.data_size = sizeof(struct shm_av_data),
+	.validate = shm_av_validate,
+	.insert = shm_av_insert,
+	.remove = NULL,
+	.straddr = shm_av_straddr,
+};

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm endpoint: util's endpoint base plus one transport region, created at
+ * open so that fi_getname works before fi_enable.
+ */
+#include "weft/compat.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm.h"
+
+static int shm_ep_close(struct fid *fid)
+{
+	struct shm_ep *ep = container_of(fid, struct shm_ep, util.ep_fid.fid);
+
+	util_ep_fini(&ep->util);
+	shm_conn_close_all(ep);
+	shm_region_close(ep->region);
+	shm_rx_fini(ep);
+	shm_tx_fini(ep);
+	free(ep->src_map);
+	free(ep);
+	return 0;
+}
+
+static int shm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct shm_ep *ep = container_of(fid, struct shm_ep, util.ep_fid.fid);
+	size_t len = *addrlen;
+
+	*addrlen = SHM_ADDR_LEN;
+	if (!addr || len < SHM_ADDR_LEN)
+		return -FI_ETOOSMALL;
+	memcpy(addr, ep->addr, SHM_ADDR_LEN);
+	return 0;
+}
+
+static const struct fi_ops shm_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = shm_ep_close,
+	.bind = util_ep_bind,
+	.control = util_ep_control,
+	.ops_open = util_no_ops_open,
+	.tostr = util_no_tostr,
+	.ops_set = util_no_ops_set,
+};
+
+static const struct fi_ops_ep shm_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = shm_ep_cancel,
+	.getopt = util_ep_getopt,
+	.setopt = util_ep_setopt,
+	.tx_ctx = util_no_tx_ctx,
+	.rx_ctx = util_no_rx_ctx,
+	.rx_size_left = util_no_size_left,
+	.tx_size_left = util_no_size_left,
+};
+
+static const struct fi_ops_cm shm_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = util_no_setname,
+	.getname = shm_ep_getname,
+	.getpeer = util_no_getpeer,
+	.connect = util_no_connect,
+	.listen = util_no_listen,
+	.accept = util_no_accept,
+	.reject = util_no_reject,
+	.shutdown = util_no_shutdown,
+	.join = util_no_join,
+};
+
+static int shm_ep_region_open(struct shm_ep *ep, const struct fi_info *info)
+{
+	struct shm_region_attr attr;
+	int ret;
+
+	char short_name[SHM_ADDR_NAME_MAX + 1];
+
+	shm_env_region_attr(&attr);
+	/* A src_addr from node/service names the region; one of a generated
+	 * region (a copied fi_getname) cannot be reused: generate anew. */
+	if (info->src_addr &&
+	    !shm_addr_user_name(info->src_addr, info->src_addrlen, short_name,
+				sizeof(short_name)))
+		attr.name = short_name;
+	ret = shm_region_create(&attr, &ep->region);
+	if (ret) {
+		FI_WARN(&shm_prov, FI_LOG_EP_CTRL, "endpoint region: %s\n",
+			fi_strerror(-ret));
+		return ret;
+	}
+	memset(ep->addr, 0, sizeof(ep->addr));
+	ret = shm_addr_from_region(shm_region_name(ep->region), ep->addr,
+				   sizeof(ep->addr));
+	if (ret) {
+		shm_region_close(ep->region);
+		ep->region = NULL;
+		return ret;
+	}
+	ep->payload_max = shm_cell_payload_max(attr.cell_size);
+	ep->src_map_len = attr.max_peers;
+	ep->src_map = calloc(attr.max_peers, sizeof(*ep->src_map));
+	return ep->src_map ? 0 : -FI_ENOMEM;
+}
+
+static void shm_ep_set_ops(struct shm_ep *ep)
+{
+	ep->util.ep_fid.fid.ops = UTIL_OPS(&shm_ep_fi_ops);
+	ep->util.ep_fid.ops = UTIL_OPS(&shm_ep_ops);
+	ep->util.ep_fid.cm = UTIL_OPS(&shm_ep_cm_ops);
+	ep->util.ep_fid.msg = UTIL_OPS(&shm_msg_ops);
+	ep->util.ep_fid.tagged = UTIL_OPS(&shm_tagged_ops);
+	ep->util.ep_fid.rma = UTIL_OPS(&shm_rma_ops);
+	ep->util.ep_fid.atomic = UTIL_OPS(&shm_atomic_ops);
+}
+
+int shm_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep_fid, void *context)
+{
+	struct shm_ep *ep;
+	int ret;
+
+	if (!info || !info->ep_attr || !info->tx_attr || !info->rx_attr) {
+		FI_WARN(&shm_prov, FI_LOG_EP_CTRL, "fi_endpoint without info\n");
+		return -FI_EINVAL;
+	}
+	if (info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_UNSPEC) {
+		FI_WARN(&shm_prov, FI_LOG_EP_CTRL,
+			"shm endpoints are FI_EP_RDM only\n");
+		return -FI_EINVAL;
+	}
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ret = util_ep_init(&ep->util, to_util_domain(domain), info,
+			   shm_ep_progress, context);
+	if (ret)
+		goto err_free;
+	ret = shm_ep_region_open(ep, info);
+	if (ret)
+		goto err_util;
+	ret = shm_tx_init(ep, info->tx_attr->size ? info->tx_attr->size :
+						     shm_env.tx_size);
+	if (ret)
+		goto err_region;
+	ret = shm_rx_init(ep);
+	if (ret)
+		goto err_tx;
+	shm_ep_set_ops(ep);
+	*ep_fid = &ep->util.ep_fid;
+	return 0;
+
+err_tx:
+	shm_tx_fini(ep);
+err_region:
+	free(ep->src_map);
+	shm_region_close(ep->region);
+err_util:
+	util_ep_fini(&ep->util);
+err_free:
+	free(ep);
+	return ret;
+}

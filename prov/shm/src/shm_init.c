@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shm provider's entry points: the struct fi_provider the core registry
+ * calls, the settings, and fi_getinfo. Core filters and narrows the info we
+ * return against the hints; here we only resolve addresses, which only the
+ * provider understands.
+ */
+#include "weft/compat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft/core.h"
+#include "shm.h"
+
+struct shm_env shm_env = {
+	.tx_size = 1024,
+	.rx_size = 1024,
+	.cell_size = SHM_DEF_CELL_SIZE,
+	.cell_count = SHM_DEF_CELL_COUNT,
+	.max_peers = SHM_DEF_MAX_PEERS,
+	.bounce_seg_size = SHM_DEF_BOUNCE_SEG_SIZE,
+	.bounce_seg_count = SHM_DEF_BOUNCE_SEGS,
+	.disable_cma = 0,
+	.remote_comm = 0,
+	.peer_timeout_ms = 1000,
+	.unexp_count = 1024,
+};
+
+static int shm_getinfo(uint32_t version, const char *node, const char *service,
+		       uint64_t flags, const struct fi_info *hints,
+		       struct fi_info **info);
+static void shm_cleanup(void);
+
+struct fi_provider shm_prov = {
+	.version = SHM_PROV_VERSION,
+	.fi_version = FI_VERSION(1, 17),
+	.name = SHM_PROV_NAME,
+	.getinfo = shm_getinfo,
+	.fabric = shm_fabric_open,
+	.cleanup = shm_cleanup,
+};
+
+#define SHM_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | \
+		  FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | \
+		  FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_MULTI_RECV | \
+		  FI_SOURCE | FI_LOCAL_COMM)
+
+/* Every operation toward one target runs in its single inbound queue, in
+ * order, and the target finishes each one (copy included) before it reads
+ * the next, so all the orders below hold. */
+#define SHM_MSG_ORDER (FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | \
+		       FI_ORDER_RAS | FI_ORDER_WAR | FI_ORDER_WAW | \
+		       FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW | \
+		       FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAR | \
+		       FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR | \
+		       FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | \
+		       FI_ORDER_ATOMIC_WAW)
+
+static void shm_info_fill(struct fi_info *fi)
+{
+	uint64_t caps = SHM_CAPS | (shm_env.remote_comm ? FI_REMOTE_COMM : 0);
+
+	fi->caps = caps;
+	fi->mode = 0;
+	fi->addr_format = FI_ADDR_STR;
+
+	fi->tx_attr->caps = caps;
+	fi->tx_attr->op_flags = 0;
+	fi->tx_attr->msg_order = SHM_MSG_ORDER;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = shm_env.cell_size - SHM_CELL_HDR_SIZE;
+	fi->tx_attr->size = shm_env.tx_size;
+	fi->tx_attr->iov_limit = SHM_IOV_LIMIT;
+	fi->tx_attr->rma_iov_limit = SHM_IOV_LIMIT;
+
+	fi->rx_attr->caps = caps;
+	fi->rx_attr->op_flags = 0;
+	fi->rx_attr->msg_order = SHM_MSG_ORDER;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = 0;
+	fi->rx_attr->size = shm_env.rx_size;
+	fi->rx_attr->iov_limit = SHM_IOV_LIMIT;
+
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_SHM;
+	fi->ep_attr->protocol_version = SHM_PROTO_VERSION;
+	fi->ep_attr->max_msg_size = SHM_MAX_MSG_SIZE;
+	fi->ep_attr->msg_prefix_size = 0;
+	fi->ep_attr->max_order_raw_size = SHM_MAX_MSG_SIZE;
+	fi->ep_attr->max_order_war_size = SHM_MAX_MSG_SIZE;
+	fi->ep_attr->max_order_waw_size = SHM_MAX_MSG_SIZE;
+	/* All 64 bits are tag; the top bit set is what MPI checks for. */
+	fi->ep_attr->mem_tag_format = SHM_TAG_FORMAT;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->threading = FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = FI_AV_UNSPEC;
+	/* Nothing is required: keys and offsets work as the application
+	 * chooses, and local buffers need no registration. */
+	fi->domain_attr->mr_mode = 0;
+	fi->domain_attr->mr_key_size = sizeof(uint64_t);
+	fi->domain_attr->cq_data_size = sizeof(uint64_t);
+	fi->domain_attr->cq_cnt = 1024;
+	fi->domain_attr->ep_cnt = 1024;
+	fi->domain_attr->tx_ctx_cnt = 1024;
+	fi->domain_attr->rx_ctx_cnt = 1024;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->mr_iov_limit = 1;
+	fi->domain_attr->caps = FI_LOCAL_COMM |
+				(shm_env.remote_comm ? FI_REMOTE_COMM : 0);
+	fi->domain_attr->mode = 0;
+	fi->domain_attr->mr_cnt = 1 << 16;
+	fi->domain_attr->tclass = FI_TC_UNSPEC;
+
+	fi->fabric_attr->prov_version = SHM_PROV_VERSION;
+	fi->fabric_attr->api_version = FI_VERSION(1, 17);
+}
+
+static int shm_info_set_str(char **dst, const char *src)
+{
+	*dst = strdup(src);
+	return *dst ? 0 : -FI_ENOMEM;
+}
+
+/* Addresses are SHM_ADDR_LEN bytes, NUL padded, so that an application
+ * may fi_av_insert info->dest_addr as it is. */
+static int shm_info_set_addr(void **dst, size_t *dstlen, const char *addr)
+{
+	char *buf = calloc(1, SHM_ADDR_LEN);
+
+	if (!buf)
+		return -FI_ENOMEM;
+	snprintf(buf, SHM_ADDR_LEN, "%s", addr);
+	*dst = buf;
+	*dstlen = SHM_ADDR_LEN;
+	return 0;
+}
+
+/* Validated copy of an address the application handed us in hints. */
+static int shm_info_copy_hint_addr(void **dst, size_t *dstlen,
+				   const void *addr, size_t len, const char *what)
+{
+	char buf[SHM_ADDR_MAX];
+	int n = shm_addr_name_len(addr, len);
+
+	if (n < 0) {
+		FI_INFO(&shm_prov, FI_LOG_CORE,
+			"hints %s is not an fi_shm:// address\n", what);
+		return -FI_ENODATA;
+	}
+	memcpy(buf, addr, SHM_ADDR_PREFIX_LEN + (size_t)n);
+	buf[SHM_ADDR_PREFIX_LEN + (size_t)n] = '\0';
+	return shm_info_set_addr(dst, dstlen, buf);
+}
+
+static int shm_info_resolve(struct fi_info *fi, const char *node,
+			    const char *service, uint64_t flags,
+			    const struct fi_info *hints)
+{
+	char addr[SHM_ADDR_MAX];
+	int ret;
+
+	if (node || service) {
+		ret = shm_addr_from_node(node, service, addr, sizeof(addr));
+		if (ret) {
+			FI_INFO(&shm_prov, FI_LOG_CORE,
+				"node '%s' service '%s' give no shm name\n",
+				node ? node : "", service ? service : "");
+			return -FI_ENODATA;
+		}
+		ret = (flags & FI_SOURCE) ?
+			shm_info_set_addr(&fi->src_addr, &fi->src_addrlen, addr) :
+			shm_info_set_addr(&fi->dest_addr, &fi->dest_addrlen, addr);
+		if (ret)
+			return ret;
+	}
+	if (hints && hints->src_addr && !fi->src_addr) {
+		ret = shm_info_copy_hint_addr(&fi->src_addr, &fi->src_addrlen,
+					      hints->src_addr,
+					      hints->src_addrlen, "src_addr");
+		if (ret)
+			return ret;
+	}
+	if (hints && hints->dest_addr && !fi->dest_addr) {
+		ret = shm_info_copy_hint_addr(&fi->dest_addr, &fi->dest_addrlen,
+					      hints->dest_addr,
+					      hints->dest_addrlen, "dest_addr");
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int shm_getinfo(uint32_t version, const char *node, const char *service,
+		       uint64_t flags, const struct fi_info *hints,
+		       struct fi_info **info)
+{
+	struct fi_info *fi;
+	int ret;
+
+	(void)version;
+	if (hints && hints->addr_format != FI_FORMAT_UNSPEC &&
+	    hints->addr_format != FI_ADDR_STR) {
+		FI_INFO(&shm_prov, FI_LOG_CORE,
+			"addr_format %u: shm speaks FI_ADDR_STR only\n",
+			hints->addr_format);
+		return -FI_ENODATA;
+	}
+
+	fi = fi_dupinfo(NULL);
+	if (!fi)
+		return -FI_ENOMEM;
+	shm_info_fill(fi);
+	ret = shm_info_set_str(&fi->fabric_attr->name, SHM_PROV_NAME);
+	if (!ret)
+		ret = shm_info_set_str(&fi->fabric_attr->prov_name, SHM_PROV_NAME);
+	if (!ret)
+		ret = shm_info_set_str(&fi->domain_attr->name, SHM_PROV_NAME);
+	if (!ret)
+		ret = shm_info_resolve(fi, node, service, flags, hints);
+	if (ret) {
+		fi_freeinfo(fi);
+		return ret;
+	}
+	*info = fi;
+	return 0;
+}
+
+static void shm_cleanup(void)
+{
+}
+
+static void shm_params_define(void)
+{
+	fi_param_define(&shm_prov, "tx_size", FI_PARAM_SIZE_T,
+			"Transmit operations an endpoint keeps outstanding "
+			"(default %zu).", shm_env.tx_size);
+	fi_param_define(&shm_prov, "rx_size", FI_PARAM_SIZE_T,
+			"Cells in an endpoint's inbound queue and posted "
+			"receives it accepts (default %zu).", shm_env.rx_size);
+	fi_param_define(&shm_prov, "disable_cma", FI_PARAM_BOOL,
+			"Never use process_vm_readv/writev; move large "
+			"messages through bounce buffers (default no).");
+	fi_param_define(&shm_prov, "remote_comm", FI_PARAM_BOOL,
+			"Also advertise FI_REMOTE_COMM, for single-host jobs "
+			"of clients that insist on it (default no).");
+	fi_param_define(&shm_prov, "cell_size", FI_PARAM_SIZE_T,
+			"Bytes per inbound queue cell, a multiple of 64; "
+			"messages up to cell_size - 48 bytes travel inline "
+			"(default %u).", shm_env.cell_size);
+	fi_param_define(&shm_prov, "cell_count", FI_PARAM_SIZE_T,
+			"Cells in an endpoint's inbound queue, a power of two "
+			"(default %u).", shm_env.cell_count);
+	fi_param_define(&shm_prov, "max_peers", FI_PARAM_SIZE_T,
+			"Distinct endpoints that may send to one endpoint "
+			"(default %u).", shm_env.max_peers);
+	fi_param_define(&shm_prov, "bounce_seg_size", FI_PARAM_SIZE_T,
+			"Bytes per bounce segment, used where CMA is refused "
+			"(default %u).", shm_env.bounce_seg_size);
+	fi_param_define(&shm_prov, "bounce_seg_count", FI_PARAM_SIZE_T,
+			"Bounce segments per endpoint, 1..64 (default %u).",
+			shm_env.bounce_seg_count);
+	fi_param_define(&shm_prov, "peer_timeout_ms", FI_PARAM_SIZE_T,
+			"Milliseconds an operation waits on a peer before the "
+			"peer's liveness is checked (default %zu).",
+			shm_env.peer_timeout_ms);
+	fi_param_define(&shm_prov, "unexp_count", FI_PARAM_SIZE_T,
+			"Unexpected small messages an endpoint buffers before "
+			"it stops draining its queue (default %zu).",
+			shm_env.unexp_count);
+}
+
+static void shm_params_read(void)
+{
+	size_t v;
+	int b;
+
+	if (!fi_param_get_size_t(&shm_prov, "tx_size", &v) && v >= 16)
+		shm_env.tx_size = v;
+	if (!fi_param_get_size_t(&shm_prov, "rx_size", &v) && v >= 16)
+		shm_env.rx_size = v;
+	if (!fi_param_get_bool(&shm_prov, "disable_cma", &b))
+		shm_env.disable_cma = !!b;
+	if (!fi_param_get_bool(&shm_prov, "remote_comm", &b))
+		shm_env.remote_comm = !!b;
+	if (!fi_param_get_size_t(&shm_prov, "cell_size", &v) && v <= UINT32_MAX)
+		shm_env.cell_size = (uint32_t)v;
+	if (!fi_param_get_size_t(&shm_prov, "cell_count", &v) && v <= UINT32_MAX)
+		shm_env.cell_count = (uint32_t)v;
+	if (!fi_param_get_size_t(&shm_prov, "max_peers", &v) && v <= UINT32_MAX)
+		shm_env.max_peers = (uint32_t)v;
+	if (!fi_param_get_size_t(&shm_prov, "bounce_seg_size", &v) &&
+	    v <= UINT32_MAX)
+		shm_env.bounce_seg_size = (uint32_t)v;
+	if (!fi_param_get_size_t(&shm_prov, "bounce_seg_count", &v) &&
+	    v <= UINT32_MAX)
+		shm_env.bounce_seg_count = (uint32_t)v;
+	if (!fi_param_get_size_t(&shm_prov, "peer_timeout_ms", &v) && v)
+		shm_env.peer_timeout_ms = v;
+	if (!fi_param_get_size_t(&shm_prov, "unexp_count", &v) && v)
+		shm_env.unexp_count = v;
+}
+
+void shm_env_region_attr(struct shm_region_attr *attr)
+{
+	shm_region_attr_default(attr);
+	attr->cell_size = shm_env.cell_size;
+	attr->cell_count = shm_env.cell_count;
+	attr->max_peers = shm_env.max_peers;
+	attr->bounce_seg_size = shm_env.bounce_seg_size;
+	attr->bounce_seg_count = shm_env.bounce_seg_count;
+	attr->cma_mode = shm_env.disable_cma ? SHM_CMA_OFF : SHM_CMA_AUTO;
+}
+
+/* Settings the transport refuses fall back to its defaults here, once,
+ * with the transport's own log line saying which one was wrong. */
+static void shm_params_check(void)
+{
+	struct shm_region_attr attr;
+
+	shm_env_region_attr(&attr);
+	if (!shm_region_attr_check(&attr))
+		return;
+	FI_WARN(&shm_prov, FI_LOG_CORE,
+		"FI_SHM_CELL_*/MAX_PEERS/BOUNCE_* out of range, using defaults\n");
+	shm_env.cell_size = SHM_DEF_CELL_SIZE;
+	shm_env.cell_count = SHM_DEF_CELL_COUNT;
+	shm_env.max_peers = SHM_DEF_MAX_PEERS;
+	shm_env.bounce_seg_size = SHM_DEF_BOUNCE_SEG_SIZE;
+	shm_env.bounce_seg_count = SHM_DEF_BOUNCE_SEGS;
+}
+
+struct fi_provider *shm_prov_init(void)
+{
+	shm_xport_prov = &shm_prov;
+	shm_params_define();
+	shm_params_read();
+	shm_params_check();
+	return &shm_prov;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm transport: the inbound queue of a region.
+ *
+ * Bounded multi-producer single-consumer queue of fixed-size cells with a
+ * per-cell sequence number (Vyukov). Cell i starts with seq = i.
+ *   producer: pos = tail; cell = cells[pos & mask]; if cell.seq == pos,
+ *             CAS tail pos -> pos + 1 claims it; fill; seq = pos + 1 (release)
+ *             publishes. cell.seq < pos means the queue is full.
+ *   consumer: cell at head is ready when seq == head + 1 (acquire);
+ *             after use, seq = pos + cell_count (release) hands the cell
+ *             back to the producer that will claim pos + cell_count.
+ * A small message therefore costs one claim, one or two cache lines of
+ * header + inline payload and no syscall.
+ *
+ * Cell layout (cell_size bytes, a multiple of 64, cell-aligned):
+ *   0  seq     transport (do not touch)
+ *   8  op      provider: protocol opcode
+ *  10  flags   provider
+ *  12  src     transport: sender's slot index in the receiver's region
+ *  14  src_gen transport: low 16 bits of that slot's generation
+ *  16  len     provider: inline payload bytes (checked <= payload cap)
+ *  20  proto   provider: free 32-bit protocol field (message id, ...)
+ *  24  tag     provider
+ *  32  data    provider: CQ data
+ *  40  cookie  provider: sender's cookie, echoed by replies
+ *  48  payload (cell_size - 48 bytes); the first 16 share the header's line
+ */
+#ifndef SHM_QUEUE_H
+#define SHM_QUEUE_H
+
+#include "shm_region.h"
+
+#define SHM_CELL_HDR_SIZE	48
+#define SHM_RESERVE_TRIES	64
+
+struct shm_cell_hdr {
+	uint16_t op;
+	uint16_t flags;
+	uint16_t src;
+	uint16_t src_gen;
+	uint32_t len;
+	uint32_t proto;
+	uint64_t tag;
+	uint64_t data;
+	uint64_t cookie;
+};
+
+struct shm_cell {
+	_Atomic uint64_t seq;
+	struct shm_cell_hdr hdr;
+	uint8_t payload[];
+};
+
+_Static_assert(offsetof(struct shm_cell, payload) == SHM_CELL_HDR_SIZE,
+	       "cell header layout");
+
+static inline uint32_t shm_cell_payload_max(uint32_t cell_size)
+{
+	return cell_size - SHM_CELL_HDR_SIZE;
+}
+
+static inline struct shm_cell *shm_cell_at(uint8_t *cells, uint32_t cell_size,
+					   uint64_t idx)
+{
+	return (struct shm_cell *)(cells + (size_t)idx * cell_size);
+}
+
+/* Producer's view of a peer's queue (lives in struct shm_peer). Every
+ * value here was validated when the peer was opened; the shared words it
+ * points at (tail, seq, claim_pos) are only compared, never used as an
+ * index without the mask. */
+struct shm_queue_tx {
+	uint8_t *cells;
+	_Atomic uint64_t *tail;
+	_Atomic uint64_t *claim_pos;	/* our slot's intent word */
+	uint64_t mask;
+	uint32_t cell_size;
+	uint16_t src;			/* our slot index there */
+	uint16_t src_gen;
+};
+
+/* Claim the next cell of a peer's queue. Returns NULL when the queue is
+ * full (the provider answers -FI_EAGAIN). The transport fills seq, src and
+ * src_gen; the caller fills the rest and calls shm_queue_commit. Calls on
+ * one shm_queue_tx must be serialised by the caller, one reserved cell at
+ * a time (the claim intent word is per producer slot). */
+static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
+{
+	uint64_t pos = atomic_load_explicit(q->tail, memory_order_relaxed);
+	int tries;
+
+	/* Bounded: honest contention resolves in a few rounds; a corrupt
+	 * peer region must not make us spin forever (NULL = try later). */
+	for (tries = 0; tries < SHM_RESERVE_TRIES; tries++) {
+		struct shm_cell *cell = shm_cell_at(q->cells, q->cell_size,
+						    pos & q->mask);
+		uint64_t seq = atomic_load_explicit(&cell->seq,
+						    memory_order_acquire);
+		int64_t diff = (int64_t)(seq - pos);
+
+		if (diff == 0) {
+			/* Intent first: the consumer, seeing tail moved past
+			 * an unpublished cell, finds the claimer by it. */
+			atomic_store_explicit(q->claim_pos, pos,
+					      memory_order_relaxed);
+			if (atomic_compare_exchange_weak_explicit(
+				    q->tail, &pos, pos + 1,
+				    memory_order_seq_cst,
+				    memory_order_relaxed)) {
+				cell->hdr.src = q->src;
+				cell->hdr.src_gen = q->src_gen;
+				return cell;
+			}
+		} else if (diff < 0) {
+			return NULL;
+		} else {
+			pos = atomic_load_explicit(q->tail,
+						   memory_order_relaxed);
+		}
+	}
+	return NULL;
+}
+
+/* Publish a reserved cell. Commit it before the next reserve on the same
+ * shm_queue_tx: the claim intent word names one cell at a time, and the
+ * dead-producer check relies on it. */
+static inline void shm_queue_commit(struct shm_cell *cell)
+{
+	uint64_t pos = atomic_load_explicit(&cell->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&cell->seq, pos + 1, memory_order_release);
+}
+
+/* Slow path of shm_queue_poll: drops invalid cells, notices a stalled head
+ * and skips a cell whose claimer died. Returns a ready cell or NULL. */
+struct shm_cell *shm_queue_poll_slow(struct shm_region *region,
+				     struct shm_cell_hdr *hdr);
+
+/* Consumer: the next published cell of the own queue, or NULL. On success
+ * *hdr is a validated copy of the header (src < max_peers, len <= payload
+ * cap): use it, not cell->hdr, which the sender could still change. The
+ * payload is read in place. Release every polled cell, in poll order, with
+ * shm_queue_release. */
+static inline struct shm_cell *shm_queue_poll(struct shm_region *r,
+					      struct shm_cell_hdr *hdr)
+{
+	struct shm_cell *cell = shm_cell_at(r->cells, r->cell_size,
+					    r->head & r->mask);
+	uint64_t seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
+
+	if (WEFT_LIKELY(seq == r->head + 1)) {
+		*hdr = cell->hdr;
+		if (WEFT_LIKELY(hdr->len <= r->cell_size - SHM_CELL_HDR_SIZE &&
+				hdr->src < r->max_peers)) {
+			r->head++;
+			r->idle_polls = 0;
+			return cell;
+		}
+	} else if (WEFT_LIKELY(++r->idle_polls < SHM_STALL_POLLS)) {
+		return NULL;
+	}
+	return shm_queue_poll_slow(r, hdr);
+}
+
+/* Give the oldest polled, unreleased cell back to the producers. A
+ * release with nothing polled is ignored (it would hand producers a cell
+ * that is not consumed yet). */
+static inline void shm_queue_release(struct shm_region *r)
+{
+	struct shm_cell *cell = shm_cell_at(r->cells, r->cell_size,
+					    r->rel & r->mask);
+
+	if (WEFT_UNLIKELY(r->rel == r->head))
+		return;
+	atomic_store_explicit(&cell->seq, r->rel + r->mask + 1,
+			      memory_order_release);
+	r->rel++;
+}
+
+/* Consumer, slow path the provider may call from a timer as well: if the
+ * head cell is claimed but unpublished and every producer that could have
+ * claimed it is dead, skip it. Returns 1 when a cell was skipped. */
+int shm_queue_check_stall(struct shm_region *region);
+
+#endif /* SHM_QUEUE_H */

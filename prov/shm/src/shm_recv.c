@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The receive side of messages: an arriving SEND or RTS is matched against
+ * the posted receives (util_match) or kept as unexpected; a matched message
+ * lands in its buffer (inline copy, CMA pull, or a bounce pull driven by
+ * progress) and completes, and an RTS is answered with an ACK so that the
+ * sender can complete.
+ */
+#include "weft/compat.h"
+
+#include <string.h>
+#include <utlist.h>
+
+#include "shm.h"
+
+/* Bounded retries of an ACK queued behind a full initiator queue. */
+#define SHM_ACK_RETRY_CHECK 0xfffu
+
+int shm_rx_init(struct shm_ep *ep)
+{
+	bool directed = ep->util.caps & FI_DIRECTED_RECV;
+	int ret;
+
+	util_match_queue_init(&ep->msg_q, directed);
+	util_match_queue_init(&ep->tag_q, directed);
+	ret = util_pool_init(&ep->rx_pool, sizeof(struct shm_rx_entry), 0, 64,
+			     64, shm_env.rx_size, NULL, NULL);
+	if (ret)
+		return ret;
+	ret = util_pool_init(&ep->unexp_pool,
+			     sizeof(struct shm_unexp) + ep->payload_max, 0, 64,
+			     64, shm_env.unexp_count, NULL, NULL);
+	if (ret)
+		goto err_rx_pool;
+	ret = util_pool_init(&ep->pull_pool, sizeof(struct shm_pull), 0, 4, 4,
+			     0, NULL, NULL);
+	if (ret)
+		goto err_unexp_pool;
+	ret = util_pool_init(&ep->ack_pool, sizeof(struct shm_ack_pending), 0,
+			     16, 64, 0, NULL, NULL);
+	if (ret)
+		goto err_pull_pool;
+	return 0;
+
+err_pull_pool:
+	util_pool_fini(&ep->pull_pool);
+err_unexp_pool:
+	util_pool_fini(&ep->unexp_pool);
+err_rx_pool:
+	util_pool_fini(&ep->rx_pool);
+	return ret;
+}
+
+void shm_rx_fini(struct shm_ep *ep)
+{
+	util_pool_fini(&ep->ack_pool);
+	util_pool_fini(&ep->pull_pool);
+	util_pool_fini(&ep->unexp_pool);
+	util_pool_fini(&ep->rx_pool);
+}
+
+static void shm_ack_fill(struct shm_cell *cell, uint64_t cookie, int status)
+{
+	cell->hdr.op = SHM_OP_ACK;
+	cell->hdr.flags = SHM_F_VER;
+	cell->hdr.len = 0;
+	cell->hdr.proto = (uint32_t)status;
+	cell->hdr.tag = 0;
+	cell->hdr.data = 0;
+	cell->hdr.cookie = cookie;
+}
+
+void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
+		  int status)
+{
+	struct shm_ack_pending *p;
+	struct shm_cell *cell;
+
+	if (shm_conn_open_peer(ep, conn))
+		return;
+	if (!ep->acks) {
+		cell = shm_peer_reserve(conn->peer);
+		if (WEFT_LIKELY(cell)) {
+			shm_ack_fill(cell, cookie, status);
+			shm_queue_commit(cell);
+			return;
+		}
+	}
+	p = util_pool_get(&ep->ack_pool);
+	if (!p) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "ACK to %s lost: no memory\n",
+			conn->name);
+		return;
+	}
+	p->conn = conn;
+	p->cookie = cookie;
+	p->status = (uint32_t)status;
+	LL_APPEND(ep->acks, p);
+}
+
+void shm_ack_flush(struct shm_ep *ep)
+{
+	struct shm_ack_pending *p;
+	struct shm_cell *cell;
+
+	while ((p = ep->acks)) {
+		if (!p->conn->dead) {
+			cell = shm_peer_reserve(p->conn->peer);
+			if (!cell) {
+				if ((ep->progress_calls & SHM_ACK_RETRY_CHECK) ||
+				    shm_conn_check(ep, p->conn))
+					return;
+			} else {
+				shm_ack_fill(cell, p->cookie, (int)p->status);
+				shm_queue_commit(cell);
+			}
+		}
+		LL_DELETE(ep->acks, p);
+		util_pool_put(&ep->ack_pool, p);
+	}
+}
+
+/* An RTS descriptor, checked against the cell's length, in local memory
+ * (the sender could rewrite the cell while we use it). */
+int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r)
+{
+	const struct shm_rts *rts = (const void *)payload;
+	uint64_t sum = 0;
+	uint32_t i, cnt;
+
+	if (len < sizeof(*rts))
+		return -FI_EINVAL;
+	cnt = rts->iov_cnt;
+	if (cnt > SHM_IOV_LIMIT ||
+	    len < sizeof(*rts) + cnt * sizeof(struct shm_iov))
+		return -FI_EINVAL;
+	r->total = rts->total;
+	r->xfer_id = rts->xfer_id;
+	r->iov_cnt = cnt;
+	for (i = 0; i < cnt; i++) {
+		r->iov[i].iov_base = (void *)(uintptr_t)rts->iov[i].addr;
+		r->iov[i].iov_len = rts->iov[i].len;
+		if (r->iov[i].iov_len > SHM_MAX_MSG_SIZE)
+			return -FI_EINVAL;
+		sum += r->iov[i].iov_len;
+	}
+	if (sum != r->total)
+		return -FI_EINVAL;
+	return 0;
+}
+
+static void shm_rx_complete(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			    const struct shm_msg_info *m, int err)
+{
+	size_t len = m->size < dest->cap ? m->size : dest->cap;
+	uint64_t flags = dest->comp_flags |
+			 ((m->cflags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0);
+	void *buf = dest->iov_cnt ? dest->iov[0].iov_base : NULL;
+
+	if (!err && m->size > dest->cap)
+		err = FI_ETRUNC;
+	if (err) {
+		util_ep_rx_err(&ep->util, dest->context, flags, err, 0, buf,
+			       len, err == FI_ETRUNC ? m->size - dest->cap : 0,
+			       m->data, m->tag, m->src);
+		util_ep_cntr_inc_err(&ep->util, UTIL_CNTR_RECV);
+		return;
+	}
+	if (dest->want_comp)
+		util_ep_rx_comp(&ep->util, dest->context, flags, len, buf,
+				m->data, m->tag, m->src);
+	util_ep_cntr_inc(&ep->util, UTIL_CNTR_RECV);
+}
+
+static int shm_rx_start_pull(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			     const struct shm_msg_info *m,
+			     const struct shm_rts_local *r)
+{
+	struct shm_pull *p = util_pool_get(&ep->pull_pool);
+
+	if (!p)
+		return -FI_EAGAIN;
+	p->conn = m->conn;
+	p->dest = *dest;
+	p->cookie = m->cookie;
+	p->size = m->size;
+	p->cflags = m->cflags;
+	p->data = m->data;
+	p->tag = m->tag;
+	p->src = m->src;
+	memset(&p->brx, 0, sizeof(p->brx));
+	p->brx.iov = p->dest.iov;
+	p->brx.iov_count = p->dest.iov_cnt;
+	p->brx.total = r->total;
+	p->brx.xfer_id = r->xfer_id;
+	DL_APPEND(ep->pulls, p);
+	return 0;
+}
+
+static int shm_rx_rts_status(ssize_t n, size_t want)
+{
+	if (n == (ssize_t)want)
+		return 0;
+	if (n == -FI_EPERM)
+		return FI_EOPNOTSUPP;
+	return FI_EIO;
+}
+
+static int shm_rx_deliver_rts(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			      const struct shm_msg_info *m)
+{
+	struct shm_rts_local r;
+	size_t want = m->size < dest->cap ? m->size : dest->cap;
+	ssize_t n;
+	int err;
+
+	if (shm_rts_parse(m->payload, m->len, &r) ||
+	    shm_conn_open_peer(ep, m->conn)) {
+		shm_rx_complete(ep, dest, m, FI_EIO);
+		shm_ack_send(ep, m->conn, m->cookie, FI_EIO);
+		return 0;
+	}
+	if (m->proto == SHM_COPY_BOUNCE)
+		return shm_rx_start_pull(ep, dest, m, &r);
+	n = want ? shm_cma_read(m->conn->peer->pid, dest->iov, dest->iov_cnt,
+				r.iov, r.iov_cnt) : 0;
+	err = shm_rx_rts_status(n, want);
+	shm_rx_complete(ep, dest, m, err);
+	shm_ack_send(ep, m->conn, m->cookie, err);
+	return 0;
+}
+
+int shm_rx_deliver(struct shm_ep *ep, const struct shm_rx_dest *dest,
+		   const struct shm_msg_info *m)
+{
+	if (m->op == SHM_OP_RTS)
+		return shm_rx_deliver_rts(ep, dest, m);
+	shm_iov_copy_to(dest->iov, dest->iov_cnt, 0, m->payload,
+			m->size < dest->cap ? m->size : dest->cap);
+	shm_rx_complete(ep, dest, m, 0);
+	return 0;
+}
+
+void shm_rx_dest_from_entry(struct shm_ep *ep, struct shm_rx_entry *rx,
+			    struct shm_rx_dest *dest)
+{
+	dest->context = rx->util.context;
+	dest->comp_flags = rx->comp_flags;
+	dest->iov_cnt = rx->iov_cnt;
+	memcpy(dest->iov, rx->iov, rx->iov_cnt * sizeof(rx->iov[0]));
+	dest->cap = shm_iov_total(rx->iov, rx->iov_cnt);
+	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags);
+}
+
+/* A multi-recv buffer's next slice; *done when the buffer is released. */
+void shm_rx_dest_from_mrecv(struct shm_ep *ep, struct util_match_queue *q,
+			    struct shm_rx_entry *rx, uint64_t size,
+			    struct shm_rx_dest *dest, bool *done)
+{
+	size_t avail;
+	void *buf = util_match_mrecv_take(q, &rx->util, size,
+					  ep->util.min_multi_recv, &avail,
+					  done);
+
+	dest->context = rx->util.context;
+	dest->comp_flags = rx->comp_flags | (*done ? FI_MULTI_RECV : 0);
+	dest->iov[0].iov_base = buf;
+	dest->iov[0].iov_len = avail;
+	dest->iov_cnt = 1;
+	dest->cap = avail;
+	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags) ||
+			  *done;
+}
+
+static int shm_rx_queue_unexp(struct shm_ep *ep, struct util_match_queue *q,
+			      const struct shm_msg_info *m)
+{
+	struct shm_unexp *ux = util_pool_get(&ep->unexp_pool);
+
+	if (!ux)
+		return -FI_EAGAIN;
+	ux->util.src = m->src;
+	ux->util.tag = m->tag;
+	ux->util.claim_context = NULL;
+	ux->conn = m->conn;
+	ux->op = m->op;
+	ux->cflags = m->cflags;
+	ux->proto = m->proto;
+	ux->len = m->len;
+	ux->size = m->size;
+	ux->data = m->data;
+	ux->cookie = m->cookie;
+	memcpy(ux->payload, m->payload, m->len);
+	util_match_add_unexp(q, &ux->util);
+	return 0;
+}
+
+void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m)
+{
+	m->conn = ux->conn;
+	m->op = ux->op;
+	m->cflags = ux->cflags;
+	m->proto = ux->proto;
+	m->len = ux->len;
+	m->size = ux->size;
+	m->data = ux->data;
+	m->tag = ux->util.tag;
+	m->cookie = ux->cookie;
+	m->src = ux->util.src;
+	m->payload = ux->payload;
+}
+
+/* Deliver to a receive that was posted before the message arrived. */
+static int shm_rx_deliver_posted(struct shm_ep *ep, struct util_match_queue *q,
+				 struct util_rx_entry *urx,
+				 const struct shm_msg_info *m)
+{
+	struct shm_rx_entry *rx = container_of(urx, struct shm_rx_entry, util);
+	struct shm_rx_dest dest;
+	bool done = true;
+	int ret;
+
+	if (urx->flags & FI_MULTI_RECV)
+		shm_rx_dest_from_mrecv(ep, q, rx, m->size, &dest, &done);
+	else
+		shm_rx_dest_from_entry(ep, rx, &dest);
+	ret = shm_rx_deliver(ep, &dest, m);
+	if (done)
+		util_pool_put(&ep->rx_pool, rx);
+	return ret;
+}
+
+int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
+		      const struct shm_cell_hdr *hdr, const uint8_t *payload)
+{
+	struct util_match_queue *q = (hdr->flags & SHM_F_TAGGED) ?
+				     &ep->tag_q : &ep->msg_q;
+	struct shm_msg_info m = {
+		.conn = conn, .op = hdr->op, .cflags = hdr->flags,
+		.proto = hdr->proto, .len = hdr->len, .size = hdr->len,
+		.data = hdr->data, .tag = (hdr->flags & SHM_F_TAGGED) ?
+					  hdr->tag : 0,
+		.cookie = hdr->cookie, .payload = payload,
+	};
+	struct shm_rts_local r;
+	struct util_rx_entry *urx;
+
+	if (m.op == SHM_OP_RTS) {
+		if (shm_rts_parse(payload, hdr->len, &r)) {
+			shm_ack_send(ep, conn, hdr->cookie, FI_EINVAL);
+			return 0;
+		}
+		m.size = r.total;
+	}
+	m.src = (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
+		shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
+	urx = util_match_rx(q, m.src, m.tag);
+	if (!urx)
+		return shm_rx_queue_unexp(ep, q, &m);
+	return shm_rx_deliver_posted(ep, q, urx, &m);
+}
+
+static void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err)
+{
+	struct shm_msg_info m = {
+		.conn = p->conn, .op = SHM_OP_RTS, .cflags = p->cflags,
+		.size = p->size, .data = p->data, .tag = p->tag,
+		.cookie = p->cookie, .src = p->src,
+	};
+
+	shm_rx_complete(ep, &p->dest, &m, err);
+	if (!p->conn->dead)
+		shm_ack_send(ep, p->conn, p->cookie, err);
+	DL_DELETE(ep->pulls, p);
+	util_pool_put(&ep->pull_pool, p);
+}
+
+void shm_rx_progress(struct shm_ep *ep)
+{
+	struct shm_pull *p, *tmp;
+	int ret;
+
+	DL_FOREACH_SAFE(ep->pulls, p, tmp) {
+		ret = shm_bounce_pull(p->conn->peer, &p->brx);
+		if (ret == 1)
+			shm_pull_finish(ep, p, 0);
+		else if (ret < 0)
+			shm_pull_finish(ep, p, FI_EIO);
+		else if ((ep->progress_calls & 0x3ff) == 0 &&
+			 !shm_conn_check(ep, p->conn))
+			return;	/* the check failed p and its siblings */
+	}
+}
+
+void shm_rx_fail_conn(struct shm_ep *ep, struct shm_conn *conn)
+{
+	struct shm_pull *p, *tmp;
+
+	DL_FOREACH_SAFE(ep->pulls, p, tmp)
+		if (p->conn == conn)
+			shm_pull_finish(ep, p, FI_EIO);
+}

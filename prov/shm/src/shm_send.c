@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sending messages (untagged and tagged): inline in one cell up to the
+ * peer's cell payload, otherwise a rendezvous (RTS) describing the sender's
+ * buffers, which the receiver pulls into the matched buffer (CMA) or drains
+ * from our bounce segments, then ACKs.
+ */
+#include "weft/compat.h"
+
+#include <string.h>
+
+#include "shm.h"
+
+static inline uint64_t shm_send_comp_flags(uint64_t flags)
+{
+	return FI_SEND | ((flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
+}
+
+static inline uint16_t shm_send_cell_flags(uint64_t flags)
+{
+	return SHM_F_VER | ((flags & FI_TAGGED) ? SHM_F_TAGGED : 0) |
+	       ((flags & FI_REMOTE_CQ_DATA) ? SHM_F_CQ_DATA : 0);
+}
+
+static inline bool shm_send_wants_comp(struct shm_ep *ep, uint64_t flags)
+{
+	return !(flags & FI_INJECT) && util_ep_tx_wants_comp(&ep->util, flags);
+}
+
+static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
+			       const struct iovec *iov, size_t count,
+			       size_t len, uint64_t tag, uint64_t data,
+			       void *context, uint64_t flags)
+{
+	bool comp = shm_send_wants_comp(ep, flags);
+	struct shm_cell *cell;
+
+	if (comp && WEFT_UNLIKELY(!util_cq_space(ep->util.tx_cq)))
+		return -FI_EAGAIN;
+	cell = shm_peer_reserve(conn->peer);
+	if (WEFT_UNLIKELY(!cell))
+		return shm_conn_full(ep, conn);
+	cell->hdr.op = SHM_OP_SEND;
+	cell->hdr.flags = shm_send_cell_flags(flags);
+	cell->hdr.len = (uint32_t)len;
+	cell->hdr.proto = 0;
+	cell->hdr.tag = tag;
+	cell->hdr.data = data;
+	cell->hdr.cookie = 0;
+	if (WEFT_LIKELY(count == 1))
+		memcpy(cell->payload, iov[0].iov_base, len);
+	else
+		shm_iov_copy_from(iov, count, 0, cell->payload, len);
+	shm_queue_commit(cell);
+
+	if (comp)
+		util_ep_tx_comp(&ep->util, context, shm_send_comp_flags(flags),
+				0, NULL, 0, 0);
+	util_ep_cntr_inc(&ep->util, UTIL_CNTR_SEND);
+	return 0;
+}
+
+static void shm_send_fill_rts(struct shm_ep *ep, struct shm_conn *conn,
+			      struct shm_tx_entry *tx, struct shm_cell *cell,
+			      const struct iovec *iov, size_t count, size_t len)
+{
+	struct shm_rts *rts = (struct shm_rts *)cell->payload;
+	size_t i;
+
+	rts->total = len;
+	rts->iov_cnt = (uint32_t)count;
+	rts->pad = 0;
+	for (i = 0; i < count; i++) {
+		rts->iov[i].addr = (uintptr_t)iov[i].iov_base;
+		rts->iov[i].len = iov[i].iov_len;
+		tx->iov[i] = iov[i];
+	}
+	tx->iov_cnt = count;
+	if (shm_peer_cma(conn->peer)) {
+		rts->xfer_id = 0;
+		cell->hdr.proto = SHM_COPY_CMA;
+		return;
+	}
+	memset(&tx->bounce, 0, sizeof(tx->bounce));
+	tx->bounce.iov = tx->iov;
+	tx->bounce.iov_count = count;
+	tx->bounce.total = len;
+	tx->bounce.xfer_id = shm_bounce_xfer_id(ep->region);
+	tx->bounce_active = true;
+	rts->xfer_id = tx->bounce.xfer_id;
+	cell->hdr.proto = SHM_COPY_BOUNCE;
+}
+
+static ssize_t shm_send_rts(struct shm_ep *ep, struct shm_conn *conn,
+			    const struct iovec *iov, size_t count, size_t len,
+			    uint64_t tag, uint64_t data, void *context,
+			    uint64_t flags)
+{
+	struct shm_tx_entry *tx;
+	struct shm_cell *cell;
+
+	if (flags & FI_INJECT) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"inject of %zu bytes exceeds inject_size\n", len);
+		return -FI_EINVAL;
+	}
+	tx = shm_tx_get(ep, conn);
+	if (!tx)
+		return -FI_EAGAIN;
+	cell = shm_peer_reserve(conn->peer);
+	if (!cell) {
+		shm_tx_put(ep, tx);
+		return shm_conn_full(ep, conn);
+	}
+	cell->hdr.op = SHM_OP_RTS;
+	cell->hdr.flags = shm_send_cell_flags(flags);
+	cell->hdr.len = (uint32_t)(sizeof(struct shm_rts) +
+				   count * sizeof(struct shm_iov));
+	cell->hdr.tag = tag;
+	cell->hdr.data = data;
+	cell->hdr.cookie = shm_tx_cookie(tx);
+	shm_send_fill_rts(ep, conn, tx, cell, iov, count, len);
+	shm_queue_commit(cell);
+
+	tx->context = context;
+	tx->comp_flags = shm_send_comp_flags(flags);
+	tx->len = len;
+	tx->cntr = UTIL_CNTR_SEND;
+	tx->want_comp = shm_send_wants_comp(ep, flags);
+	shm_tx_activate(ep, tx);
+	return 0;
+}
+
+ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t tag,
+		      uint64_t data, void *context, uint64_t flags)
+{
+	struct shm_conn *conn;
+	size_t len;
+	ssize_t ret;
+
+	if (WEFT_UNLIKELY(count > SHM_IOV_LIMIT || (count && !iov))) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "bad iov count %zu\n", count);
+		return -FI_EINVAL;
+	}
+	len = WEFT_LIKELY(count == 1) ? iov[0].iov_len :
+					shm_iov_total(iov, count);
+
+	util_lock_acquire(&ep->util.lock);
+	ret = shm_conn_tx(ep, dest, &conn);
+	if (WEFT_UNLIKELY(ret))
+		goto unlock;
+	if (WEFT_LIKELY(len <= shm_peer_payload_max(conn->peer) &&
+			!(flags & FI_DELIVERY_COMPLETE)))
+		ret = shm_send_inline(ep, conn, iov, count, len, tag, data,
+				      context, flags);
+	else
+		ret = shm_send_rts(ep, conn, iov, count, len, tag, data,
+				   context, flags);
+unlock:
+	util_lock_release(&ep->util.lock);
+	return ret;
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Initiator operations that wait for the target's ACK: a fixed table of
+ * tx_size entries taken from a free stack (no allocation per operation).
+ * The ACK names its entry by cookie = generation << 32 | index, so a stale
+ * or forged ACK (wrong generation, wrong sender) is dropped.
+ */
+#include "weft/compat.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <utlist.h>
+
+#include "shm.h"
+
+/* Progress calls between looks at deadlines of waiting operations. */
+#define SHM_TX_CHECK_MASK 0x3ffu
+
+size_t shm_iov_total(const struct iovec *iov, size_t cnt)
+{
+	size_t i, len = 0;
+
+	for (i = 0; i < cnt; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+size_t shm_iov_copy_from(const struct iovec *iov, size_t cnt, size_t off,
+			 void *dst, size_t len)
+{
+	uint8_t *d = dst;
+	size_t i, done = 0;
+
+	for (i = 0; i < cnt && done < len; i++) {
+		size_t n;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		n = iov[i].iov_len - off;
+		if (n > len - done)
+			n = len - done;
+		memcpy(d + done, (uint8_t *)iov[i].iov_base + off, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+size_t shm_iov_copy_to(const struct iovec *iov, size_t cnt, size_t off,
+		       const void *src, size_t len)
+{
+	const uint8_t *s = src;
+	size_t i, done = 0;
+
+	for (i = 0; i < cnt && done < len; i++) {
+		size_t n;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		n = iov[i].iov_len - off;
+		if (n > len - done)
+			n = len - done;
+		memcpy((uint8_t *)iov[i].iov_base + off, s + done, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+int shm_tx_init(struct shm_ep *ep, size_t size)
+{
+	size_t i;
+
+	ep->tx_entries = calloc(size, sizeof(*ep->tx_entries));
+	ep->tx_free = calloc(size, sizeof(*ep->tx_free));
+	if (!ep->tx_entries || !ep->tx_free) {
+		free(ep->tx_entries);
+		free(ep->tx_free);
+		return -FI_ENOMEM;
+	}
+	for (i = 0; i < size; i++) {
+		ep->tx_entries[i].idx = (uint32_t)i;
+		ep->tx_free[i] = (uint32_t)(size - 1 - i);
+	}
+	ep->tx_size = size;
+	ep->tx_free_top = size;
+	ep->tx_active = NULL;
+	return 0;
+}
+
+void shm_tx_fini(struct shm_ep *ep)
+{
+	free(ep->tx_entries);
+	free(ep->tx_free);
+	ep->tx_entries = NULL;
+	ep->tx_free = NULL;
+}
+
+struct shm_tx_entry *shm_tx_get(struct shm_ep *ep, struct shm_conn *conn)
+{
+	struct shm_tx_entry *tx;
+
+	if (WEFT_UNLIKELY(!ep->tx_free_top))
+		return NULL;
+	tx = &ep->tx_entries[ep->tx_free[--ep->tx_free_top]];
+	tx->gen++;
+	tx->conn = conn;
+	tx->bounce_active = false;
+	tx->iov_cnt = 0;
+	tx->res_cnt = 0;
+	tx->want_comp = false;
+	tx->deadline_ns = 0;
+	return tx;
+}
+
+/* Back to the free stack, for an entry that was never activated. */
+void shm_tx_put(struct shm_ep *ep, struct shm_tx_entry *tx)
+{
+	tx->conn = NULL;
+	tx->gen++;
+	ep->tx_free[ep->tx_free_top++] = tx->idx;
+}
+
+uint64_t shm_tx_cookie(const struct shm_tx_entry *tx)
+{
+	return (uint64_t)tx->gen << 32 | tx->idx;
+}
+
+/* The entry now waits for its ACK. */
+void shm_tx_activate(struct shm_ep *ep, struct shm_tx_entry *tx)
+{
+	tx->deadline_ns = shm_now_ns() + shm_env.peer_timeout_ms * 1000000ull;
+	tx->conn->inflight++;
+	DL_APPEND(ep->tx_active, tx);
+}
+
+void shm_tx_complete(struct shm_ep *ep, struct shm_tx_entry *tx, int err)
+{
+	if (tx->bounce_active)
+		shm_bounce_tx_abort(ep->region, &tx->bounce);
+	if (err) {
+		util_ep_tx_err(&ep->util, tx->context, tx->comp_flags, err, 0,
+			       tx->len, 0);
+		util_ep_cntr_inc_err(&ep->util, tx->cntr);
+	} else {
+		if (tx->want_comp)
+			util_ep_tx_comp(&ep->util, tx->context, tx->comp_flags,
+					0, NULL, 0, 0);
+		util_ep_cntr_inc(&ep->util, tx->cntr);
+	}
+	tx->conn->inflight--;
+	DL_DELETE(ep->tx_active, tx);
+	shm_tx_put(ep, tx);
+}
+
+/* ACK status is a positive FI_E* code from another process: anything out
+ * of range becomes FI_EIO. */
+static int shm_tx_ack_status(uint32_t status)
+{
+	if (status == 0)
+		return 0;
+	return status < FI_ERRNO_MAX ? (int)status : FI_EIO;
+}
+
+void shm_tx_handle_ack(struct shm_ep *ep, struct shm_conn *conn,
+		       const struct shm_cell_hdr *hdr, const uint8_t *payload)
+{
+	uint32_t idx = (uint32_t)hdr->cookie;
+	uint32_t gen = (uint32_t)(hdr->cookie >> 32);
+	struct shm_tx_entry *tx;
+	int err;
+
+	if (WEFT_UNLIKELY(idx >= ep->tx_size))
+		return;
+	tx = &ep->tx_entries[idx];
+	if (WEFT_UNLIKELY(tx->gen != gen || tx->conn != conn))
+		return;
+	err = shm_tx_ack_status(hdr->proto);
+	if (!err && tx->res_cnt)
+		shm_iov_copy_to(tx->res, tx->res_cnt, 0, payload, hdr->len);
+	shm_tx_complete(ep, tx, err);
+}
+
+void shm_tx_fail_conn(struct shm_ep *ep, struct shm_conn *conn, int err)
+{
+	struct shm_tx_entry *tx, *tmp;
+
+	DL_FOREACH_SAFE(ep->tx_active, tx, tmp)
+		if (tx->conn == conn)
+			shm_tx_complete(ep, tx, err);
+}
+
+static void shm_tx_check_deadlines(struct shm_ep *ep)
+{
+	struct shm_tx_entry *tx, *tmp;
+	uint64_t now = shm_now_ns();
+
+	DL_FOREACH_SAFE(ep->tx_active, tx, tmp) {
+		if (tx->deadline_ns > now)
+			continue;
+		/* May fail tx and others toward the same peer. */
+		if (shm_conn_check(ep, tx->conn))
+			tx->deadline_ns = now +
+				shm_env.peer_timeout_ms * 1000000ull;
+		else
+			return;
+	}
+}
+
+void shm_tx_progress(struct shm_ep *ep)
+{
+	struct shm_tx_entry *tx;
+
+	if (!ep->tx_active)
+		return;
+	DL_FOREACH(ep->tx_active, tx)
+		if (tx->bounce_active &&
+		    shm_bounce_push(ep->region, &tx->bounce) == 1)
+			tx->bounce_active = false;
+	if ((ep->progress_calls & SHM_TX_CHECK_MASK) == 0)
+		shm_tx_check_deadlines(ep);
+}

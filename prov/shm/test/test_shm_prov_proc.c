@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm provider between processes: fork-based. Children report through
+ * their exit status (they never run cmocka asserts: a failing assert in a
+ * child would resume the test runner there); the parent checks data and
+ * completions with cmocka. Names are exchanged through a MAP_SHARED page.
+ */
+#include "shm_prov_test.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define NPROC 8
+#define BIG (16u << 20)
+
+struct board {
+	atomic_int ready;
+	atomic_int go;
+	atomic_int done;
+	char names[NPROC + 1][T_ADDR_LEN];
+};
+
+static struct board *B;
+
+#define C_CHECK(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "child %d: %s:%d: %s\n",	\
+				(int)getpid(), __FILE__, __LINE__,	\
+				#cond);					\
+			_exit(1);					\
+		}							\
+	} while (0)
+
+/* ---- a small non-cmocka client for children --------------------------- */
+
+struct cctx {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	char name[T_ADDR_LEN];
+};
+
+static void c_open(struct cctx *c)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .size = 4096 };
+	size_t len = T_ADDR_LEN;
+
+	C_CHECK(hints);
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->fabric_attr->prov_name = strdup("shm");
+	C_CHECK(!fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+			    &c->info));
+	fi_freeinfo(hints);
+	C_CHECK(!fi_fabric(c->info->fabric_attr, &c->fabric, NULL));
+	C_CHECK(!fi_domain(c->fabric, c->info, &c->domain, NULL));
+	C_CHECK(!fi_av_open(c->domain, &av_attr, &c->av, NULL));
+	C_CHECK(!fi_cq_open(c->domain, &cq_attr, &c->cq, NULL));
+	C_CHECK(!fi_endpoint(c->domain, c->info, &c->ep, NULL));
+	C_CHECK(!fi_ep_bind(c->ep, &c->av->fid, 0));
+	C_CHECK(!fi_ep_bind(c->ep, &c->cq->fid, FI_TRANSMIT | FI_RECV));
+	C_CHECK(!fi_enable(c->ep));
+	C_CHECK(!fi_getname(&c->ep->fid, c->name, &len));
+}
+
+static void c_close(struct cctx *c)
+{
+	C_CHECK(!fi_close(&c->ep->fid));
+	C_CHECK(!fi_close(&c->cq->fid));
+	C_CHECK(!fi_close(&c->av->fid));
+	C_CHECK(!fi_close(&c->domain->fid));
+	C_CHECK(!fi_close(&c->fabric->fid));
+	fi_freeinfo(c->info);
+}
+
+/* Wait for n successful completions; any error fails the child. */
+static void c_wait(struct cctx *c, int n)
+{
+	struct fi_cq_tagged_entry e[16];
+	uint64_t deadline = t_now_s() + T_DEADLINE_S;
+
+	while (n > 0) {
+		ssize_t r = fi_cq_read(c->cq, e, 16);
+
+		if (r == -FI_EAGAIN) {
+			C_CHECK(t_now_s() <= deadline);
+			continue;
+		}
+		C_CHECK(r > 0);
+		n -= (int)r;
+	}
+}
+
+static void c_post(struct cctx *c, ssize_t (*fn)(struct cctx *, void *),
+		   void *arg)
+{
+	uint64_t deadline = t_now_s() + T_DEADLINE_S;
+	struct fi_cq_tagged_entry e;
+	ssize_t r;
+
+	while ((r = fn(c, arg)) == -FI_EAGAIN) {
+		C_CHECK(t_now_s() <= deadline);
+		(void)fi_cq_read(c->cq, &e, 0);
+	}
+	if (r)
+		fprintf(stderr, "child post: %s\n", fi_strerror((int)-r));
+	C_CHECK(r == 0);
+}
+
+static void board_wait(atomic_int *v, int n)
+{
+	uint64_t deadline = t_now_s() + T_DEADLINE_S;
+
+	while (atomic_load(v) < n) {
+		if (t_now_s() > deadline) {
+			fprintf(stderr, "board wait timed out\n");
+			_exit(2);
+		}
+		usleep(100);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	B = mmap(NULL, sizeof(*B), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(B != MAP_FAILED);
+	memset(B, 0, sizeof(*B));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	munmap(B, sizeof(*B));
+	return 0;
+}
+
+static int reap(pid_t pid)
+{
+	int status = 0;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- 8 processes, all to all ------------------------------------------- */
+
+static size_t a2a_size(int s, int d)
+{
+	static const size_t sizes[] = { 0, 8, 1040, 1041, 70000, 300000 };
+
+	return sizes[(s + 3 * d) % WEFT_ARRAY_SIZE(sizes)];
+}
+
+struct a2a_arg {
+	void *buf;
+	size_t len;
+	fi_addr_t peer;
+	uint64_t tag;
+	struct fi_context *ctx;
+};
+
+static ssize_t a2a_recv(struct cctx *c, void *p)
+{
+	struct a2a_arg *a = p;
+
+	return fi_trecv(c->ep, a->buf, a->len, NULL, a->peer, a->tag, 0,
+			a->ctx);
+}
+
+static ssize_t a2a_send(struct cctx *c, void *p)
+{
+	struct a2a_arg *a = p;
+
+	return fi_tsend(c->ep, a->buf, a->len, NULL, a->peer, a->tag, a->ctx);
+}
+
+static void a2a_child(int rank)
+{
+	static struct fi_context rctx[NPROC], sctx[NPROC];
+	uint8_t *rbuf[NPROC], *sbuf[NPROC];
+	fi_addr_t addr[NPROC];
+	struct cctx c;
+	int p;
+
+	c_open(&c);
+	memcpy(B->names[rank], c.name, T_ADDR_LEN);
+	atomic_fetch_add(&B->ready, 1);
+	board_wait(&B->ready, NPROC);
+	C_CHECK(fi_av_insert(c.av, B->names, NPROC, addr, 0, NULL) == NPROC);
+	for (p = 0; p < NPROC; p++) {
+		struct a2a_arg a;
+
+		if (p == rank)
+			continue;
+		rbuf[p] = malloc(a2a_size(p, rank) + 1);
+		sbuf[p] = malloc(a2a_size(rank, p) + 1);
+		C_CHECK(rbuf[p] && sbuf[p]);
+		t_fill(sbuf[p], a2a_size(rank, p), (unsigned)(rank * 16 + p));
+		a = (struct a2a_arg){ rbuf[p], a2a_size(p, rank), addr[p],
+				      (uint64_t)p, &rctx[p] };
+		c_post(&c, a2a_recv, &a);
+	}
+	for (p = 0; p < NPROC; p++) {
+		struct a2a_arg a;
+
+		if (p == rank)
+			continue;
+		a = (struct a2a_arg){ sbuf[p], a2a_size(rank, p), addr[p],
+				      (uint64_t)rank, &sctx[p] };
+		c_post(&c, a2a_send, &a);
+	}
+	c_wait(&c, 2 * (NPROC - 1));
+	for (p = 0; p < NPROC; p++) {
+		if (p == rank)
+			continue;
+		C_CHECK(t_check(rbuf[p], a2a_size(p, rank),
+				(unsigned)(p * 16 + rank)) == -1);
+		free(rbuf[p]);
+		free(sbuf[p]);
+	}
+	/* Nobody leaves while a peer may still pull from it. */
+	atomic_fetch_add(&B->done, 1);
+	board_wait(&B->done, NPROC);
+	c_close(&c);
+	_exit(0);
+}
+
+static void test_all_to_all(void **state)
+{
+	pid_t pid[NPROC];
+	int i;
+
+	(void)state;
+	for (i = 0; i < NPROC; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0)
+			a2a_child(i);
+	}
+	for (i = 0; i < NPROC; i++)
+		assert_int_equal(reap(pid[i]), 0);
+}
+
+/* ---- SIGKILL of a peer mid-transfer ------------------------------------ */
+
+struct big_arg {
+	void *buf;
+	fi_addr_t peer;
+};
+
+static ssize_t big_send(struct cctx *c, void *p)
+{
+	struct big_arg *a = p;
+
+	return fi_tsend(c->ep, a->buf, BIG, NULL, a->peer, 1, NULL);
+}
+
+/* Sends a big message to the parent (slot 0), then never progresses again
+ * until it is killed. */
+static void kill_child(int slot)
+{
+	struct cctx c;
+	struct big_arg a;
+	fi_addr_t parent;
+
+	c_open(&c);
+	memcpy(B->names[slot], c.name, T_ADDR_LEN);
+	atomic_fetch_add(&B->ready, 1);
+	board_wait(&B->go, 1);
+	C_CHECK(fi_av_insert(c.av, B->names[0], 1, &parent, 0, NULL) == 1);
+	a.buf = malloc(BIG);
+	a.peer = parent;
+	C_CHECK(a.buf);
+	t_fill(a.buf, BIG, 1);
+	c_post(&c, big_send, &a);
+	atomic_fetch_add(&B->done, 1);
+	for (;;)
+		pause();
+}
+
+/* A peer that answers: echoes one tagged message back, then leaves. */
+static void echo_child(int slot)
+{
+	struct cctx c;
+	fi_addr_t parent;
+	uint64_t v = 0;
+	struct fi_context rc, sc;
+
+	c_open(&c);
+	memcpy(B->names[slot], c.name, T_ADDR_LEN);
+	atomic_fetch_add(&B->ready, 1);
+	board_wait(&B->go, 1);
+	C_CHECK(fi_av_insert(c.av, B->names[0], 1, &parent, 0, NULL) == 1);
+	C_CHECK(!fi_trecv(c.ep, &v, 8, NULL, FI_ADDR_UNSPEC, 7, 0, &rc));
+	c_wait(&c, 1);
+	v++;
+	C_CHECK(!fi_tsend(c.ep, &v, 8, NULL, parent, 8, &sc));
+	c_wait(&c, 1);
+	board_wait(&B->done, 2);
+	c_close(&c);
+	_exit(0);
+}
+
+static void test_sigkill_peer(void **state)
+{
+	struct tctx *t = calloc(1, sizeof(*t));
+	uint8_t *out = malloc(BIG), *in = malloc(BIG);
+	struct fi_context sc, rc, ec;
+	fi_addr_t victim, echo;
+	struct fi_cq_err_entry err;
+	uint64_t v = 41, r = 0;
+	pid_t kpid, epid;
+
+	(void)state;
+	assert_non_null(t);
+	kpid = fork();
+	if (kpid == 0)
+		kill_child(1);
+	epid = fork();
+	if (epid == 0)
+		echo_child(2);
+	t_open_fabric(t, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
+	t_add_ep(t);
+	memcpy(B->names[0], t->name[0], T_ADDR_LEN);
+	board_wait(&B->ready, 2);
+	atomic_store(&B->go, 1);
+	assert_int_equal(fi_av_insert(t->av, B->names[1], 1, &victim, 0,
+				      NULL), 1);
+	assert_int_equal(fi_av_insert(t->av, B->names[2], 1, &echo, 0, NULL),
+			 1);
+
+	/* Our big send toward the victim waits for its ACK ... */
+	t_fill(out, BIG, 2);
+	T_POST(t, fi_tsend(t->ep[0], out, BIG, NULL, victim, 3, &sc));
+	/* ... and its big send to us sits unexpected here. */
+	board_wait(&B->done, 1);
+	for (int i = 0; i < 1000; i++)
+		t_poll(t);
+	kill(kpid, SIGKILL);
+	assert_int_equal(reap(kpid), 128 + SIGKILL);
+
+	/* Both transfers end with an error, in bounded time. */
+	err = t_wait_err(t, &sc);
+	assert_int_not_equal(err.err, 0);
+	T_POST(t, fi_trecv(t->ep[0], in, BIG, NULL, victim, 1, 0, &rc));
+	err = t_wait_err(t, &rc);
+	assert_int_not_equal(err.err, 0);
+
+	/* The other peer is unaffected. */
+	T_POST(t, fi_trecv(t->ep[0], &r, 8, NULL, echo, 8, 0, &rc));
+	T_POST(t, fi_tsend(t->ep[0], &v, 8, NULL, echo, 7, &ec));
+	t_wait_ok(t, &ec);
+	t_wait_ok(t, &rc);
+	assert_int_equal(r, 42);
+	atomic_fetch_add(&B->done, 1);
+	assert_int_equal(reap(epid), 0);
+	t_close(t);
+	free(t);
+	free(out);
+	free(in);
+}
+
+/* ---- two processes, every size ------------------------------------------ */
+
+static void pair_child(void)
+{
+	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 65536,
+					1 << 20, 16 << 20 };
+	struct cctx c;
+	fi_addr_t parent;
+	size_t i;
+
+	c_open(&c);
+	memcpy(B->names[1], c.name, T_ADDR_LEN);
+	atomic_fetch_add(&B->ready, 1);
+	board_wait(&B->go, 1);
+	C_CHECK(fi_av_insert(c.av, B->names[0], 1, &parent, 0, NULL) == 1);
+	/* Echo every message back, byte for byte. */
+	for (i = 0; i < WEFT_ARRAY_SIZE(sizes); i++) {
+		uint8_t *buf = malloc(sizes[i] + 1);
+		struct fi_context rc, sc;
+
+		C_CHECK(buf);
+		C_CHECK(!fi_trecv(c.ep, buf, sizes[i], NULL, parent, i, 0,
+				  &rc));
+		c_wait(&c, 1);
+		C_CHECK(t_check(buf, sizes[i], (unsigned)i) == -1);
+		while (fi_tsend(c.ep, buf, sizes[i], NULL, parent, i, &sc) ==
+		       -FI_EAGAIN)
+			;
+		c_wait(&c, 1);
+		free(buf);
+	}
+	c_close(&c);
+	_exit(0);
+}
+
+static void test_two_processes(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 65536,
+					1 << 20, 16 << 20 };
+	struct tctx *t = calloc(1, sizeof(*t));
+	fi_addr_t peer;
+	pid_t pid;
+	size_t i;
+
+	(void)state;
+	pid = fork();
+	if (pid == 0)
+		pair_child();
+	t_open_fabric(t, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
+	t_add_ep(t);
+	memcpy(B->names[0], t->name[0], T_ADDR_LEN);
+	board_wait(&B->ready, 1);
+	atomic_store(&B->go, 1);
+	assert_int_equal(fi_av_insert(t->av, B->names[1], 1, &peer, 0, NULL),
+			 1);
+	for (i = 0; i < WEFT_ARRAY_SIZE(sizes); i++) {
+		uint8_t *s = malloc(sizes[i] + 1), *r = malloc(sizes[i] + 1);
+		struct fi_context sc, rc;
+
+		t_fill(s, sizes[i], (unsigned)i);
+		memset(r, 0, sizes[i] + 1);
+		T_POST(t, fi_trecv(t->ep[0], r, sizes[i], NULL, peer, i, 0,
+				   &rc));
+		T_POST(t, fi_tsend(t->ep[0], s, sizes[i], NULL, peer, i, &sc));
+		t_wait_ok(t, &sc);
+		assert_int_equal(t_wait_ok(t, &rc).len, sizes[i]);
+		assert_int_equal(t_check(r, sizes[i], (unsigned)i), -1);
+		free(s);
+		free(r);
+	}
+	assert_int_equal(reap(pid), 0);
+	t_close(t);
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_to_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigkill_peer, setup, teardown),
+	};
+
+	/* Bounded failure detection without slowing the test down. */
+	setenv("FI_SHM_PEER_TIMEOUT_MS", "200", 0);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
