@@ -1,0 +1,734 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reliable datagram protocol between two softsrd QPs.
+ *
+ * Every data packet (SEND, WRITE segment, READ_REQ segment) takes the next
+ * PSN of its (local QP, remote QP) flow and stays in flight until the
+ * target answers it (ACK with a status, or READ_RESP); unanswered packets
+ * are sent again with the same PSN after a timeout that doubles per try, and
+ * the work request fails after FI_SRD_SOFT_RETRIES tries. At most
+ * SOFTSRD_WIN packets of a flow are in flight.
+ *
+ * The target remembers the verdict of the last 2 * SOFTSRD_WIN PSNs of each
+ * flow, so a duplicate is answered again but never delivered twice. Each
+ * packet carries the sender's floor (lowest PSN it may still resend): PSNs
+ * below it are stale and dropped, which also bounds the memory. No order
+ * is kept between packets: whatever arrives is placed at once.
+ *
+ * A send refused for want of a receive (RNR) is retried under a new PSN
+ * after FI_SRD_SOFT_RNR_DELAY_US, rnr_retry times (7: forever).
+ */
+#include "weft/compat.h"
+#include "softsrd_priv.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- peers ------------------------------------------------------------ */
+
+struct softsrd_peer *softsrd_peer_get(struct softsrd_qp *qp,
+				      const struct sockaddr_in *sin,
+				      uint32_t qpn)
+{
+	struct softsrd_peer_key key = { .ip = sin->sin_addr.s_addr, .qpn = qpn };
+	struct softsrd_peer *peer;
+
+	HASH_FIND(hh, qp->peers, &key, sizeof(key), peer);
+	if (peer)
+		return peer;
+	if (qp->npeers >= SOFTSRD_PEERS_MAX)
+		return NULL;
+	peer = calloc(1, sizeof(*peer));
+	if (!peer)
+		return NULL;
+	peer->key = key;
+	peer->sin.sin_family = AF_INET;
+	peer->sin.sin_addr = sin->sin_addr;
+	peer->sin.sin_port = htons((uint16_t)(qpn >> 8));
+	HASH_ADD(hh, qp->peers, key, sizeof(key), peer);
+	qp->npeers++;
+	return peer;
+}
+
+static struct softsrd_peer *softsrd_peer_find(struct softsrd_qp *qp,
+					      const struct sockaddr_in *sin,
+					      uint32_t qpn)
+{
+	struct softsrd_peer_key key = { .ip = sin->sin_addr.s_addr, .qpn = qpn };
+	struct softsrd_peer *peer;
+
+	HASH_FIND(hh, qp->peers, &key, sizeof(key), peer);
+	return peer;
+}
+
+/* ---- segments ----------------------------------------------------------- */
+
+uint32_t softsrd_seg_size(const struct softsrd_ctx *ctx)
+{
+	/* whole 128-byte lines per packet, so ALIGNED_128 holds per packet */
+	return ctx->cfg.mtu & ~127u;
+}
+
+/* Segment boundaries sit on 128-byte-aligned target addresses. */
+static void softsrd_seg(const struct softsrd_ctx *ctx,
+			const struct softsrd_swr *wr, uint32_t k,
+			uint32_t *off, uint32_t *len)
+{
+	uint32_t seg = softsrd_seg_size(ctx);
+	uint32_t first = seg - (uint32_t)(wr->raddr & 127);
+
+	if (wr->opcode != IBV_WR_RDMA_READ && wr->opcode != IBV_WR_RDMA_WRITE) {
+		*off = 0;
+		*len = wr->len;
+		return;
+	}
+	*off = k ? first + (k - 1) * seg : 0;
+	*len = wr->len - *off;
+	if (*len > (k ? seg : first))
+		*len = k ? seg : first;
+}
+
+/* ---- transmit ------------------------------------------------------------ */
+
+static uint8_t softsrd_pkt_type(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+		return SOFTSRD_PKT_WRITE;
+	case IBV_WR_RDMA_READ:
+		return SOFTSRD_PKT_READ_REQ;
+	default:
+		return SOFTSRD_PKT_SEND;
+	}
+}
+
+/* iovecs for bytes [off, off + len) of the WR's payload */
+static size_t softsrd_pkt_iov(const struct softsrd_swr *wr, uint32_t off,
+			      uint32_t len, struct iovec *iov)
+{
+	size_t n = 0;
+
+	if (wr->inl) {
+		iov[0].iov_base = wr->inl + off;
+		iov[0].iov_len = len;
+		return len ? 1 : 0;
+	}
+	for (uint32_t i = 0; i < wr->num_sge && len; i++) {
+		uint32_t c;
+
+		if (off >= wr->sge[i].length) {
+			off -= wr->sge[i].length;
+			continue;
+		}
+		c = wr->sge[i].length - off;
+		if (c > len)
+			c = len;
+		iov[n].iov_base = (uint8_t *)(uintptr_t)wr->sge[i].addr + off;
+		iov[n++].iov_len = c;
+		len -= c;
+		off = 0;
+	}
+	return n;
+}
+
+static void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
+{
+	struct softsrd_txd *t = softsrd_wire_txd(qp->ctx);
+	struct softsrd_swr *wr = pkt->wr;
+	struct softsrd_hdr *h = &t->hdr;
+
+	memset(h, 0, sizeof(*h));
+	h->version = SOFTSRD_WIRE_VERSION;
+	h->type = softsrd_pkt_type(wr->opcode);
+	h->flags = wr->has_imm ? SOFTSRD_FLAG_IMM : 0;
+	h->src_qpn = htole32(qp->ibv_qp.qp_num);
+	h->dst_qpn = htole32(pkt->peer->key.qpn);
+	h->qkey = htole32(wr->peer_qkey);
+	h->incarnation = htole32(qp->incarnation);
+	h->seg_len = htole32(pkt->len);
+	h->psn = htole64(pkt->psn);
+	h->floor = htole64(pkt->peer->tx_floor);
+	h->raddr = htole64(wr->raddr);
+	h->rkey = htole32(wr->rkey);
+	h->msg_len = htole32(wr->len);
+	h->seg_off = htole32(pkt->off);
+	h->imm = wr->imm;
+	t->sin = pkt->peer->sin;
+	if (h->type != SOFTSRD_PKT_READ_REQ)
+		t->msg.msg_iovlen += softsrd_pkt_iov(wr, pkt->off, pkt->len,
+						     &t->iov[1]);
+}
+
+static uint64_t softsrd_rto(const struct softsrd_ctx *ctx, uint32_t tries)
+{
+	return (uint64_t)ctx->cfg.rto_us * 1000 << (tries < 5 ? tries : 5);
+}
+
+/* Whole-message order over several packets: the packet holding the last
+ * word goes only once every other one has landed. */
+static bool softsrd_wr_fenced(const struct softsrd_qp *qp,
+			      const struct softsrd_swr *wr)
+{
+	return qp->ctx->cfg.in_order == SOFTSRD_ORDER_WHOLE &&
+	       wr->opcode == IBV_WR_RDMA_WRITE && wr->npkts > 1 &&
+	       wr->nsent == wr->npkts - 1 && wr->ndone < wr->npkts - 1;
+}
+
+static bool softsrd_wr_send_one(struct softsrd_qp *qp, struct softsrd_swr *wr,
+				uint64_t now)
+{
+	struct softsrd_peer *peer = wr->peer;
+	struct softsrd_pkt *pkt = qp->pkt_free;
+
+	if (!pkt || peer->next_psn - peer->tx_floor >= qp->ctx->cfg.window ||
+	    wr->not_before > now || softsrd_wr_fenced(qp, wr))
+		return false;
+	DL_DELETE(qp->pkt_free, pkt);
+	pkt->wr = wr;
+	pkt->peer = peer;
+	pkt->psn = peer->next_psn++;
+	pkt->tries = 0;
+	pkt->deadline = now + softsrd_rto(qp->ctx, 0);
+	softsrd_seg(qp->ctx, wr, wr->nsent, &pkt->off, &pkt->len);
+	peer->tx_win[pkt->psn % SOFTSRD_WIN] = pkt;
+	DL_APPEND(qp->inflight, pkt);
+	wr->nsent++;
+	wr->ninflight++;
+	softsrd_pkt_tx(qp, pkt);
+	return true;
+}
+
+void softsrd_qp_push_pending(struct softsrd_qp *qp)
+{
+	struct softsrd_swr *wr, *tmp;
+	uint64_t now;
+
+	if (!qp->pending)
+		return;
+	now = softsrd_now_ns();
+	DL_FOREACH_SAFE(qp->pending, wr, tmp) {
+		while (wr->nsent < wr->npkts && wr->status == IBV_WC_SUCCESS &&
+		       softsrd_wr_send_one(qp, wr, now))
+			;
+		if (wr->nsent == wr->npkts || wr->status != IBV_WC_SUCCESS) {
+			DL_DELETE(qp->pending, wr);
+			wr->queued = false;
+		}
+		if (!qp->pkt_free)
+			break;
+	}
+}
+
+/* ---- completion of send-side WRs ------------------------------------------ */
+
+static enum ibv_wc_opcode softsrd_wc_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+void softsrd_swr_complete(struct softsrd_qp *qp, struct softsrd_swr *wr)
+{
+	if (wr->queued) {
+		DL_DELETE(qp->pending, wr);
+		wr->queued = false;
+	}
+	if (wr->status != IBV_WC_SUCCESS || qp->sq_sig_all ||
+	    (wr->flags & IBV_SEND_SIGNALED)) {
+		struct softsrd_cqe *e = softsrd_cq_push(qp->scq);
+
+		if (e) {
+			memset(e, 0, sizeof(*e));
+			e->wr_id = wr->wr_id;
+			e->status = wr->status;
+			e->vendor_err = wr->vendor_err;
+			e->qp_num = qp->ibv_qp.qp_num;
+			e->opcode = softsrd_wc_opcode(wr->opcode);
+			e->byte_len = wr->len;
+		}
+	}
+	qp->swr_free[qp->swr_nfree++] = (uint32_t)(wr - qp->swr);
+}
+
+void softsrd_swr_fail(struct softsrd_qp *qp, struct softsrd_swr *wr,
+		      enum ibv_wc_status status)
+{
+	if (wr->status == IBV_WC_SUCCESS)
+		wr->status = status;
+	if (!wr->ninflight)
+		softsrd_swr_complete(qp, wr);
+}
+
+static void softsrd_pkt_release(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
+{
+	struct softsrd_peer *peer = pkt->peer;
+
+	peer->tx_win[pkt->psn % SOFTSRD_WIN] = NULL;
+	while (peer->tx_floor < peer->next_psn &&
+	       !peer->tx_win[peer->tx_floor % SOFTSRD_WIN])
+		peer->tx_floor++;
+	pkt->wr->ninflight--;
+	DL_DELETE(qp->inflight, pkt);
+	DL_PREPEND(qp->pkt_free, pkt);
+}
+
+static const struct {
+	enum ibv_wc_status status;
+	uint32_t vendor_err;
+} softsrd_status_wc[SOFTSRD_ST_MAX] = {
+	[SOFTSRD_ST_OK] = { IBV_WC_SUCCESS, 0 },
+	[SOFTSRD_ST_RNR] = { IBV_WC_RNR_RETRY_EXC_ERR, SOFTSRD_VE_REMOTE_RNR },
+	[SOFTSRD_ST_ACCESS] = { IBV_WC_REM_ACCESS_ERR,
+				SOFTSRD_VE_REMOTE_BAD_ADDRESS },
+	[SOFTSRD_ST_INV_REQ] = { IBV_WC_REM_INV_REQ_ERR,
+				 SOFTSRD_VE_REMOTE_BAD_LENGTH },
+	[SOFTSRD_ST_OP] = { IBV_WC_REM_OP_ERR, SOFTSRD_VE_REMOTE_BAD_STATUS },
+	[SOFTSRD_ST_BAD_QPN] = { IBV_WC_REM_INV_RD_REQ_ERR,
+				 SOFTSRD_VE_REMOTE_BAD_DEST_QPN },
+};
+
+static void softsrd_wr_rnr(struct softsrd_qp *qp, struct softsrd_swr *wr)
+{
+	if (!wr->rnr_left || wr->status != IBV_WC_SUCCESS) {
+		wr->vendor_err = SOFTSRD_VE_REMOTE_RNR;
+		softsrd_swr_fail(qp, wr, IBV_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	if (wr->rnr_left != UINT32_MAX)
+		wr->rnr_left--;
+	wr->nsent--;
+	wr->not_before = softsrd_now_ns() +
+			 (uint64_t)qp->ctx->cfg.rnr_delay_us * 1000;
+	if (!wr->queued) {
+		wr->queued = true;
+		DL_APPEND(qp->pending, wr);
+	}
+}
+
+static void softsrd_pkt_answered(struct softsrd_qp *qp, struct softsrd_pkt *pkt,
+				 uint8_t status)
+{
+	struct softsrd_swr *wr = pkt->wr;
+
+	softsrd_pkt_release(qp, pkt);
+	if (status >= SOFTSRD_ST_MAX)
+		status = SOFTSRD_ST_INV_REQ;
+	if (status == SOFTSRD_ST_RNR && wr->npkts == 1) {
+		softsrd_wr_rnr(qp, wr);
+		return;
+	}
+	if (status != SOFTSRD_ST_OK) {
+		if (wr->status == IBV_WC_SUCCESS)
+			wr->vendor_err = softsrd_status_wc[status].vendor_err;
+		softsrd_swr_fail(qp, wr, softsrd_status_wc[status].status);
+		return;
+	}
+	wr->ndone++;
+	if (wr->ndone == wr->npkts)
+		softsrd_swr_complete(qp, wr);
+	else if (wr->status != IBV_WC_SUCCESS && !wr->ninflight)
+		softsrd_swr_complete(qp, wr);
+	else if (softsrd_wr_fenced(qp, wr) == false && wr->nsent < wr->npkts &&
+		 !wr->queued) {
+		wr->queued = true;
+		DL_APPEND(qp->pending, wr);
+	}
+}
+
+/* ---- retransmission ------------------------------------------------------- */
+
+static void softsrd_qp_timers(struct softsrd_qp *qp, uint64_t now)
+{
+	struct softsrd_pkt *pkt, *tmp;
+
+	DL_FOREACH_SAFE(qp->inflight, pkt, tmp) {
+		struct softsrd_swr *wr = pkt->wr;
+
+		if (pkt->deadline > now)
+			continue;
+		if (pkt->tries >= qp->ctx->cfg.retries) {
+			softsrd_pkt_release(qp, pkt);
+			if (wr->status == IBV_WC_SUCCESS)
+				wr->vendor_err = SOFTSRD_VE_LOCAL_UNRESP_REMOTE;
+			softsrd_swr_fail(qp, wr, IBV_WC_RESP_TIMEOUT_ERR);
+			continue;
+		}
+		pkt->tries++;
+		pkt->deadline = now + softsrd_rto(qp->ctx, pkt->tries);
+		softsrd_pkt_tx(qp, pkt);
+	}
+}
+
+/* Error state and destruction: in-flight packets are forgotten; with
+ * completions, every WR ends as IBV_WC_WR_FLUSH_ERR. */
+void softsrd_qp_flush(struct softsrd_qp *qp, bool completions)
+{
+	struct softsrd_pkt *pkt, *ptmp;
+	struct softsrd_swr *wr, *wtmp;
+
+	DL_FOREACH_SAFE(qp->inflight, pkt, ptmp) {
+		wr = pkt->wr;
+		softsrd_pkt_release(qp, pkt);
+		if (!wr->queued) {
+			wr->queued = true;
+			DL_APPEND(qp->pending, wr);
+		}
+	}
+	DL_FOREACH_SAFE(qp->pending, wr, wtmp) {
+		if (completions) {
+			wr->vendor_err = SOFTSRD_VE_FLUSHED;
+			softsrd_swr_fail(qp, wr, IBV_WC_WR_FLUSH_ERR);
+		} else {
+			DL_DELETE(qp->pending, wr);
+			wr->queued = false;
+			qp->swr_free[qp->swr_nfree++] = (uint32_t)(wr - qp->swr);
+		}
+	}
+	for (; qp->rq_head != qp->rq_tail; qp->rq_head++) {
+		struct softsrd_cqe *e;
+
+		if (!completions || !(e = softsrd_cq_push(qp->rcq)))
+			continue;
+		memset(e, 0, sizeof(*e));
+		e->wr_id = qp->rq[qp->rq_head % qp->rq_size].wr_id;
+		e->status = IBV_WC_WR_FLUSH_ERR;
+		e->vendor_err = SOFTSRD_VE_FLUSHED;
+		e->qp_num = qp->ibv_qp.qp_num;
+	}
+}
+
+/* ---- receive: target side ------------------------------------------------- */
+
+struct softsrd_rx {
+	struct softsrd_ctx *ctx;
+	struct softsrd_qp *qp;		/* NULL: no such QP here */
+	uint32_t dst_qpn;
+	struct softsrd_peer *peer;
+	const struct sockaddr_in *from;
+	uint8_t type, flags;
+	uint32_t src_qpn, seg_len, rkey, msg_len, seg_off, imm;
+	uint64_t psn, raddr;
+	const uint8_t *payload;
+	size_t len;
+};
+
+static void softsrd_reply(struct softsrd_rx *rx, uint8_t type, uint8_t status,
+			  const void *data, uint32_t len)
+{
+	struct softsrd_txd *t = softsrd_wire_txd(rx->ctx);
+	struct softsrd_hdr *h = &t->hdr;
+
+	memset(h, 0, sizeof(*h));
+	h->version = SOFTSRD_WIRE_VERSION;
+	h->type = type;
+	h->status = status;
+	h->src_qpn = htole32(rx->dst_qpn);
+	h->dst_qpn = htole32(rx->src_qpn);
+	h->incarnation = htole32(rx->qp ? rx->qp->incarnation : 0);
+	h->psn = htole64(rx->psn);
+	h->seg_off = htole32(rx->seg_off);
+	h->seg_len = htole32(len);
+	t->sin = *rx->from;
+	if (len) {
+		t->iov[1].iov_base = (void *)data;
+		t->iov[1].iov_len = len;
+		t->msg.msg_iovlen = 2;
+	}
+}
+
+/* key, PD, access and bounds of an RDMA target range */
+static uint8_t *softsrd_rdma_target(struct softsrd_rx *rx, int access)
+{
+	struct softsrd_mr *mr = softsrd_mr_find(rx->qp->ctx, rx->rkey);
+	uint64_t start, end;
+
+	if (!mr || mr->ibv_mr.pd != rx->qp->ibv_qp.pd || !(mr->access & access))
+		return NULL;
+	start = (uintptr_t)mr->ibv_mr.addr;
+	end = start + mr->ibv_mr.length;
+	if (rx->raddr < start || rx->raddr > end ||
+	    rx->msg_len > end - rx->raddr ||
+	    rx->seg_off > rx->msg_len || rx->seg_len > rx->msg_len - rx->seg_off)
+		return NULL;
+	return (uint8_t *)(uintptr_t)(rx->raddr + rx->seg_off);
+}
+
+static void softsrd_rx_read_req(struct softsrd_rx *rx)
+{
+	struct softsrd_ctx *ctx = rx->qp->ctx;
+	uint8_t *src;
+
+	if (!ctx->cfg.rdma_read) {
+		softsrd_reply(rx, SOFTSRD_PKT_READ_RESP, SOFTSRD_ST_OP, NULL, 0);
+		return;
+	}
+	src = softsrd_rdma_target(rx, IBV_ACCESS_REMOTE_READ);
+	if (!src || rx->seg_len > softsrd_seg_size(ctx)) {
+		softsrd_reply(rx, SOFTSRD_PKT_READ_RESP, SOFTSRD_ST_ACCESS,
+			      NULL, 0);
+		return;
+	}
+	softsrd_reply(rx, SOFTSRD_PKT_READ_RESP, SOFTSRD_ST_OK, src, rx->seg_len);
+}
+
+static uint8_t softsrd_rx_write(struct softsrd_rx *rx)
+{
+	struct softsrd_ctx *ctx = rx->qp->ctx;
+	uint8_t *dst;
+
+	if (!ctx->cfg.rdma_write)
+		return SOFTSRD_ST_OP;
+	if (rx->seg_len != rx->len)
+		return SOFTSRD_ST_INV_REQ;
+	dst = softsrd_rdma_target(rx, IBV_ACCESS_REMOTE_WRITE);
+	if (!dst)
+		return SOFTSRD_ST_ACCESS;
+	softsrd_place(dst, rx->payload, rx->len, ctx->cfg.in_order);
+	return SOFTSRD_ST_OK;
+}
+
+static struct softsrd_cqe *softsrd_rx_cqe(struct softsrd_rx *rx,
+					  uint64_t wr_id,
+					  enum ibv_wc_status status)
+{
+	struct softsrd_cqe *e = softsrd_cq_push(rx->qp->rcq);
+
+	if (e) {
+		memset(e, 0, sizeof(*e));
+		e->wr_id = wr_id;
+		e->status = status;
+		e->qp_num = rx->qp->ibv_qp.qp_num;
+	}
+	return e;
+}
+
+static uint8_t softsrd_rx_send(struct softsrd_rx *rx)
+{
+	struct softsrd_qp *qp = rx->qp;
+	struct softsrd_ctx *ctx = qp->ctx;
+	struct softsrd_rwr *r;
+	struct softsrd_cqe *e;
+	union ibv_gid gid;
+	uint64_t room = 0;
+
+	if (rx->seg_len != rx->len || rx->len > ctx->cfg.mtu)
+		return SOFTSRD_ST_INV_REQ;
+	if (qp->rq_head == qp->rq_tail ||
+	    softsrd_wire_chance(ctx, ctx->cfg.rnr))
+		return SOFTSRD_ST_RNR;
+	if (qp->rcq->overrun)
+		return SOFTSRD_ST_INV_REQ;
+	r = &qp->rq[qp->rq_head++ % qp->rq_size];
+	for (uint32_t i = 0; i < r->num_sge; i++)
+		room += r->sge[i].length;
+	if (room < rx->len ||
+	    softsrd_scatter(ctx, r->sge, r->num_sge, 0, rx->payload,
+			    (uint32_t)rx->len, ctx->cfg.in_order)) {
+		bool short_buf = room < rx->len;
+
+		e = softsrd_rx_cqe(rx, r->wr_id, short_buf ? IBV_WC_LOC_LEN_ERR :
+							     IBV_WC_LOC_PROT_ERR);
+		if (e)
+			e->vendor_err = short_buf ? SOFTSRD_VE_LOCAL_BAD_LENGTH :
+						    SOFTSRD_VE_LOCAL_INVALID_LKEY;
+		return SOFTSRD_ST_INV_REQ;
+	}
+	e = softsrd_rx_cqe(rx, r->wr_id, IBV_WC_SUCCESS);
+	if (!e)
+		return SOFTSRD_ST_INV_REQ;
+	softsrd_gid_from_ip(&gid, rx->from->sin_addr);
+	e->opcode = IBV_WC_RECV;
+	e->byte_len = (uint32_t)rx->len;
+	e->src_qp = rx->src_qpn;
+	e->slid = softsrd_ahn_lookup(ctx, &gid);
+	if (rx->flags & SOFTSRD_FLAG_IMM) {
+		e->imm = rx->imm;
+		e->wc_flags = IBV_WC_WITH_IMM;
+	}
+	return SOFTSRD_ST_OK;
+}
+
+/* The flow's window: false when the packet is stale or beyond it. A new
+ * incarnation of the sending QP starts the flow over. */
+static bool softsrd_rx_window(struct softsrd_rx *rx, uint32_t incarnation,
+			      uint64_t floor)
+{
+	struct softsrd_peer *peer = rx->peer;
+
+	if (!peer->rx_known || peer->rx_incarnation != incarnation) {
+		memset(peer->rx_ring, 0, sizeof(peer->rx_ring));
+		peer->rx_known = true;
+		peer->rx_incarnation = incarnation;
+		peer->rx_floor = 0;
+	}
+	if (floor > rx->psn)
+		return false;
+	if (floor > peer->rx_floor)
+		peer->rx_floor = floor;
+	return rx->psn >= peer->rx_floor &&
+	       rx->psn < peer->rx_floor + 2 * SOFTSRD_WIN;
+}
+
+static void softsrd_rx_data(struct softsrd_rx *rx, uint32_t incarnation,
+			    uint64_t floor, uint32_t qkey)
+{
+	struct softsrd_qp *qp = rx->qp;
+	struct softsrd_rx_slot *slot;
+	uint8_t status;
+
+	if ((qp->ibv_qp.state != IBV_QPS_RTR && qp->ibv_qp.state != IBV_QPS_RTS) ||
+	    qkey != qp->qkey)
+		return;
+	rx->peer = softsrd_peer_get(qp, rx->from, rx->src_qpn);
+	if (!rx->peer || !softsrd_rx_window(rx, incarnation, floor))
+		return;
+	if (rx->type == SOFTSRD_PKT_READ_REQ) {
+		/* reads change nothing: a duplicate is simply served again */
+		softsrd_rx_read_req(rx);
+		return;
+	}
+	slot = &rx->peer->rx_ring[rx->psn % (2 * SOFTSRD_WIN)];
+	if (slot->valid && slot->psn == rx->psn) {
+		softsrd_reply(rx, SOFTSRD_PKT_ACK, slot->status, NULL, 0);
+		return;
+	}
+	status = rx->type == SOFTSRD_PKT_SEND ? softsrd_rx_send(rx) :
+						softsrd_rx_write(rx);
+	slot->psn = rx->psn;
+	slot->status = status;
+	slot->valid = true;
+	softsrd_reply(rx, SOFTSRD_PKT_ACK, status, NULL, 0);
+}
+
+/* ---- receive: initiator side ---------------------------------------------- */
+
+static void softsrd_rx_answer(struct softsrd_rx *rx, uint8_t status)
+{
+	struct softsrd_peer *peer = softsrd_peer_find(rx->qp, rx->from,
+						      rx->src_qpn);
+	struct softsrd_pkt *pkt;
+	struct softsrd_swr *wr;
+
+	if (!peer)
+		return;
+	pkt = peer->tx_win[rx->psn % SOFTSRD_WIN];
+	if (!pkt || pkt->psn != rx->psn)
+		return;		/* answered before: a duplicate */
+	wr = pkt->wr;
+	if ((rx->type == SOFTSRD_PKT_READ_RESP) !=
+	    (wr->opcode == IBV_WR_RDMA_READ))
+		return;
+	if (rx->type == SOFTSRD_PKT_READ_RESP && status == SOFTSRD_ST_OK) {
+		if (rx->seg_off != pkt->off || rx->seg_len != pkt->len ||
+		    rx->len != pkt->len)
+			return;
+		if (softsrd_scatter(rx->qp->ctx, wr->sge, wr->num_sge, pkt->off,
+				    rx->payload, pkt->len, SOFTSRD_ORDER_WHOLE))
+			status = SOFTSRD_ST_INV_REQ;
+	}
+	softsrd_pkt_answered(rx->qp, pkt, status);
+}
+
+void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
+		      uint8_t *payload, size_t len,
+		      const struct sockaddr_in *from)
+{
+	uint32_t dst_qpn = le32toh(h->dst_qpn);
+	struct softsrd_rx rx = {
+		.ctx = ctx,
+		.dst_qpn = dst_qpn,
+		.from = from,
+		.type = h->type,
+		.flags = h->flags,
+		.src_qpn = le32toh(h->src_qpn),
+		.seg_len = le32toh(h->seg_len),
+		.rkey = le32toh(h->rkey),
+		.msg_len = le32toh(h->msg_len),
+		.seg_off = le32toh(h->seg_off),
+		.imm = h->imm,
+		.psn = le64toh(h->psn),
+		.raddr = le64toh(h->raddr),
+		.payload = payload,
+		.len = len,
+	};
+
+	/* Untrusted: version, addressing and the sender's port must agree
+	 * before anything is looked up. */
+	if (h->version != SOFTSRD_WIRE_VERSION ||
+	    (dst_qpn >> 8) != ctx->port || !(dst_qpn & 0xff) ||
+	    (rx.src_qpn >> 8) != ntohs(from->sin_port) || rx.src_qpn >> 24)
+		return;
+	rx.qp = ctx->qps[dst_qpn & 0xff];
+	if (!rx.qp) {
+		/* tell the initiator at once instead of letting it time out */
+		if (rx.type == SOFTSRD_PKT_SEND || rx.type == SOFTSRD_PKT_WRITE)
+			softsrd_reply(&rx, SOFTSRD_PKT_ACK, SOFTSRD_ST_BAD_QPN,
+				      NULL, 0);
+		else if (rx.type == SOFTSRD_PKT_READ_REQ)
+			softsrd_reply(&rx, SOFTSRD_PKT_READ_RESP,
+				      SOFTSRD_ST_BAD_QPN, NULL, 0);
+		return;
+	}
+	switch (rx.type) {
+	case SOFTSRD_PKT_SEND:
+	case SOFTSRD_PKT_WRITE:
+	case SOFTSRD_PKT_READ_REQ:
+		if (rx.type == SOFTSRD_PKT_READ_REQ && len)
+			return;
+		softsrd_rx_data(&rx, le32toh(h->incarnation),
+				le64toh(h->floor), le32toh(h->qkey));
+		break;
+	case SOFTSRD_PKT_ACK:
+		if (!len)
+			softsrd_rx_answer(&rx, h->status);
+		break;
+	case SOFTSRD_PKT_READ_RESP:
+		softsrd_rx_answer(&rx, h->status);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- one round of progress ------------------------------------------------ */
+
+int softsrd_progress(struct softsrd_ctx *ctx)
+{
+	uint64_t now;
+	int n;
+
+	n = softsrd_wire_rx(ctx);
+	now = softsrd_now_ns();
+	if (WEFT_UNLIKELY(ctx->wire.held))
+		softsrd_wire_held_due(ctx, now);
+	if (now >= ctx->next_timer_check) {
+		for (uint32_t i = 1; i <= ctx->qp_hi; i++)
+			if (ctx->qps[i] && ctx->qps[i]->inflight)
+				softsrd_qp_timers(ctx->qps[i], now);
+		ctx->next_timer_check = now + (uint64_t)ctx->cfg.rto_us * 250;
+	}
+	for (uint32_t i = 1; i <= ctx->qp_hi; i++)
+		if (ctx->qps[i] && ctx->qps[i]->pending)
+			softsrd_qp_push_pending(ctx->qps[i]);
+	softsrd_wire_flush(ctx);
+	return n;
+}
+
+/* Something a timer will have to do: the thread must not sleep for long. */
+bool softsrd_busy(const struct softsrd_ctx *ctx)
+{
+	if (ctx->wire.held)
+		return true;
+	for (uint32_t i = 1; i <= ctx->qp_hi; i++)
+		if (ctx->qps[i] && (ctx->qps[i]->inflight || ctx->qps[i]->pending))
+			return true;
+	return false;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device's own thread: it does only what must happen while the
+ * application is away (answering peers' sends, serving RDMA reads and
+ * writes, retransmitting). While the application keeps calling post/poll
+ * it stays out of the way, because waking a thread on the other vCPU costs
+ * more than a whole round trip here. After work it spins briefly before it
+ * blocks in ppoll on the socket.
+ */
+#include "weft/compat.h"
+#include "softsrd_priv.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The application counts as present this long after its last call. */
+#define SOFTSRD_APP_GRACE_NS 1000000ull
+#define SOFTSRD_SPIN_NS        50000ull
+#define SOFTSRD_IDLE_NS     100000000ull
+
+static void softsrd_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+
+	nanosleep(&ts, NULL);
+}
+
+static void softsrd_thread_wait(struct softsrd_ctx *ctx, uint64_t ns)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = ctx->wire.fd, .events = POLLIN },
+		{ .fd = ctx->stop_fd, .events = POLLIN },
+	};
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+
+	ppoll(pfd, 2, &ts, NULL);
+}
+
+static void *softsrd_thread_main(void *arg)
+{
+	struct softsrd_ctx *ctx = arg;
+	uint64_t spin_until = 0;
+
+	while (!atomic_load(&ctx->stop)) {
+		uint64_t now = softsrd_now_ns();
+		uint64_t app = atomic_load_explicit(&ctx->app_ns,
+						    memory_order_relaxed);
+		bool busy;
+		int n;
+
+		if (now - app < SOFTSRD_APP_GRACE_NS) {
+			softsrd_sleep_ns(app + SOFTSRD_APP_GRACE_NS - now);
+			continue;
+		}
+		pthread_mutex_lock(&ctx->lock);
+		n = softsrd_progress(ctx);
+		busy = softsrd_busy(ctx);
+		pthread_mutex_unlock(&ctx->lock);
+		if (n > 0) {
+			spin_until = now + SOFTSRD_SPIN_NS;
+			continue;
+		}
+		if (now < spin_until) {
+			sched_yield();
+			continue;
+		}
+		softsrd_thread_wait(ctx, busy ? (uint64_t)ctx->cfg.rto_us * 250 :
+					       SOFTSRD_IDLE_NS);
+	}
+	return NULL;
+}
+
+int softsrd_thread_start(struct softsrd_ctx *ctx)
+{
+	int ret;
+
+	ctx->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ctx->stop_fd < 0)
+		return -1;
+	atomic_store(&ctx->stop, false);
+	ret = pthread_create(&ctx->thread, NULL, softsrd_thread_main, ctx);
+	if (ret) {
+		FI_WARN(softsrd_prov, FI_LOG_CORE, "pthread_create: %s\n",
+			strerror(ret));
+		close(ctx->stop_fd);
+		return -1;
+	}
+	return 0;
+}
+
+void softsrd_thread_stop(struct softsrd_ctx *ctx)
+{
+	uint64_t one = 1;
+
+	atomic_store(&ctx->stop, true);
+	(void)!write(ctx->stop_fd, &one, sizeof(one));
+	pthread_join(ctx->thread, NULL);
+	close(ctx->stop_fd);
+}

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wire: one UDP socket per device context. Outgoing datagrams are
+ * staged (header + iovecs pointing at application memory, no copy) and sent
+ * in batches: io_uring SENDMSG requests with one submit, or sendmmsg where
+ * io_uring is refused. Incoming datagrams arrive in batches by recvmmsg.
+ * Fault injection (loss, duplication, reordering, delay) sits here, on the
+ * way out, so it hits data, acks and read responses alike.
+ */
+#include "weft/compat.h"
+#include "softsrd_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void softsrd_sock_bufs(int fd)
+{
+	int sz = 8 << 20;
+
+	/* FORCE works for root past rmem_max; the plain one caps silently */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+}
+
+static int softsrd_sock_open(struct softsrd_ctx *ctx)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr = ctx->ip };
+	socklen_t len = sizeof(sin);
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto err;
+	softsrd_sock_bufs(fd);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len))
+		goto err_fd;
+	ctx->port = ntohs(sin.sin_port);
+	ctx->wire.fd = fd;
+	return 0;
+
+err_fd:
+	close(fd);
+err:
+	FI_WARN(softsrd_prov, FI_LOG_CORE, "UDP socket: %s\n", strerror(errno));
+	return -1;
+}
+
+static int softsrd_uring_open(struct softsrd_ctx *ctx)
+{
+	struct softsrd_wire *w = &ctx->wire;
+	int ret;
+
+	if (ctx->cfg.io == SOFTSRD_IO_MMSG)
+		return 0;
+	ret = io_uring_queue_init(2 * SOFTSRD_TX_BATCH, &w->ring, 0);
+	if (!ret) {
+		w->uring = true;
+		return 0;
+	}
+	if (ctx->cfg.io == SOFTSRD_IO_URING) {
+		FI_WARN(softsrd_prov, FI_LOG_CORE,
+			"FI_SRD_SOFT_IO=uring but io_uring refused: %s\n",
+			strerror(-ret));
+		return -1;
+	}
+	FI_INFO(softsrd_prov, FI_LOG_CORE, "io_uring refused (%s): using "
+		"sendmmsg/recvmmsg\n", strerror(-ret));
+	return 0;
+}
+
+int softsrd_wire_open(struct softsrd_ctx *ctx)
+{
+	struct softsrd_wire *w = &ctx->wire;
+
+	w->seed = (unsigned int)softsrd_now_ns();
+	w->faults = ctx->cfg.loss || ctx->cfg.dup || ctx->cfg.reorder ||
+		    ctx->cfg.delay_us;
+	w->rx_buf_size = sizeof(struct softsrd_hdr) + ctx->cfg.mtu;
+	w->rx_buf = malloc(w->rx_buf_size * SOFTSRD_RX_BATCH);
+	if (!w->rx_buf)
+		return -1;
+	for (int i = 0; i < SOFTSRD_RX_BATCH; i++) {
+		w->rx_iov[i].iov_base = w->rx_buf + i * w->rx_buf_size;
+		w->rx_iov[i].iov_len = w->rx_buf_size;
+		w->rx_mmsg[i].msg_hdr.msg_iov = &w->rx_iov[i];
+		w->rx_mmsg[i].msg_hdr.msg_iovlen = 1;
+		w->rx_mmsg[i].msg_hdr.msg_name = &w->rx_sin[i];
+	}
+	if (softsrd_sock_open(ctx))
+		goto err_buf;
+	if (softsrd_uring_open(ctx))
+		goto err_sock;
+	return 0;
+
+err_sock:
+	close(w->fd);
+err_buf:
+	free(w->rx_buf);
+	return -1;
+}
+
+void softsrd_wire_close(struct softsrd_ctx *ctx)
+{
+	struct softsrd_wire *w = &ctx->wire;
+	struct softsrd_held *h;
+
+	while ((h = w->held)) {
+		w->held = h->next;
+		free(h);
+	}
+	if (w->uring)
+		io_uring_queue_exit(&w->ring);
+	close(w->fd);
+	free(w->rx_buf);
+}
+
+struct softsrd_txd *softsrd_wire_txd(struct softsrd_ctx *ctx)
+{
+	struct softsrd_wire *w = &ctx->wire;
+	struct softsrd_txd *t;
+
+	if (w->ntx == SOFTSRD_TX_BATCH)
+		softsrd_wire_flush(ctx);
+	t = &w->tx[w->ntx++];
+	t->iov[0].iov_base = &t->hdr;
+	t->iov[0].iov_len = sizeof(t->hdr);
+	t->msg.msg_iovlen = 1;
+	return t;
+}
+
+/* ---- fault injection: only on this path, so it may allocate ---------- */
+
+static bool softsrd_chance(struct softsrd_wire *w, uint32_t percent)
+{
+	return percent && (uint32_t)(rand_r(&w->seed) % 100) < percent;
+}
+
+bool softsrd_wire_chance(struct softsrd_ctx *ctx, uint32_t percent)
+{
+	return softsrd_chance(&ctx->wire, percent);
+}
+
+static void softsrd_hold(struct softsrd_wire *w, const struct softsrd_txd *t,
+			 uint64_t due)
+{
+	struct softsrd_held *h, **pos;
+	size_t len = 0;
+
+	for (size_t i = 0; i < t->msg.msg_iovlen; i++)
+		len += t->iov[i].iov_len;
+	h = malloc(sizeof(*h) + len);
+	if (!h)
+		return;	/* a loss: reliability copes */
+	h->due = due;
+	h->sin = t->sin;
+	h->len = len;
+	len = 0;
+	for (size_t i = 0; i < t->msg.msg_iovlen; i++) {
+		memcpy(h->data + len, t->iov[i].iov_base, t->iov[i].iov_len);
+		len += t->iov[i].iov_len;
+	}
+	for (pos = &w->held; *pos && (*pos)->due <= due; pos = &(*pos)->next)
+		;
+	h->next = *pos;
+	*pos = h;
+}
+
+void softsrd_wire_held_due(struct softsrd_ctx *ctx, uint64_t now)
+{
+	struct softsrd_wire *w = &ctx->wire;
+	struct softsrd_held *h;
+
+	while ((h = w->held) && h->due <= now) {
+		w->held = h->next;
+		(void)!sendto(w->fd, h->data, h->len, 0,
+			      (struct sockaddr *)&h->sin, sizeof(h->sin));
+		free(h);
+	}
+}
+
+/* Returns true when the datagram should go out now. */
+static bool softsrd_fault(struct softsrd_ctx *ctx, struct softsrd_txd *t,
+			  uint64_t now)
+{
+	struct softsrd_wire *w = &ctx->wire;
+	const struct softsrd_config *cfg = &ctx->cfg;
+	uint64_t delay = (uint64_t)cfg->delay_us * 1000;
+
+	if (softsrd_chance(w, cfg->loss))
+		return false;
+	if (softsrd_chance(w, cfg->dup))
+		softsrd_hold(w, t, now + delay + (uint64_t)(rand_r(&w->seed) % 100) * 1000);
+	if (softsrd_chance(w, cfg->reorder)) {
+		softsrd_hold(w, t, now + delay + 20000 +
+			     (uint64_t)(rand_r(&w->seed) % 200) * 1000);
+		return false;
+	}
+	if (delay) {
+		softsrd_hold(w, t, now + delay);
+		return false;
+	}
+	return true;
+}
+
+/* ---- batched send ------------------------------------------------------ */
+
+static void softsrd_flush_uring(struct softsrd_wire *w, struct softsrd_txd **v,
+				uint32_t n)
+{
+	struct io_uring_cqe *cqe;
+	uint32_t done = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+
+		io_uring_prep_sendmsg(sqe, w->fd, &v[i]->msg, 0);
+	}
+	/* UDP on a non-blocking socket completes inline: waiting for all
+	 * completions costs nothing more and frees the iovecs for reuse. */
+	io_uring_submit_and_wait(&w->ring, n);
+	while (done < n && !io_uring_peek_cqe(&w->ring, &cqe)) {
+		io_uring_cqe_seen(&w->ring, cqe);
+		done++;
+	}
+	while (done < n && !io_uring_wait_cqe(&w->ring, &cqe)) {
+		io_uring_cqe_seen(&w->ring, cqe);
+		done++;
+	}
+}
+
+static void softsrd_flush_mmsg(struct softsrd_wire *w, struct softsrd_txd **v,
+			       uint32_t n)
+{
+	uint32_t off = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		w->tx_mmsg[i].msg_hdr = v[i]->msg;
+	while (off < n) {
+		int ret = sendmmsg(w->fd, &w->tx_mmsg[off], n - off, 0);
+
+		if (ret <= 0) {
+			if (ret < 0 && errno == EINTR)
+				continue;
+			off++;	/* drop it: a loss, retransmission copes */
+			continue;
+		}
+		off += (uint32_t)ret;
+	}
+}
+
+void softsrd_wire_flush(struct softsrd_ctx *ctx)
+{
+	struct softsrd_wire *w = &ctx->wire;
+	struct softsrd_txd *v[SOFTSRD_TX_BATCH];
+	uint64_t now = w->faults ? softsrd_now_ns() : 0;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < w->ntx; i++) {
+		struct softsrd_txd *t = &w->tx[i];
+
+		t->msg.msg_name = &t->sin;
+		t->msg.msg_namelen = sizeof(t->sin);
+		t->msg.msg_iov = t->iov;
+		t->msg.msg_control = NULL;
+		t->msg.msg_controllen = 0;
+		t->msg.msg_flags = 0;
+		if (WEFT_UNLIKELY(w->faults) && !softsrd_fault(ctx, t, now))
+			continue;
+		v[n++] = t;
+	}
+	w->ntx = 0;
+	if (!n)
+		return;
+	if (w->uring)
+		softsrd_flush_uring(w, v, n);
+	else
+		softsrd_flush_mmsg(w, v, n);
+}
+
+/* ---- batched receive ---------------------------------------------------- */
+
+int softsrd_wire_rx(struct softsrd_ctx *ctx)
+{
+	struct softsrd_wire *w = &ctx->wire;
+	int total = 0;
+
+	for (int round = 0; round < 4; round++) {
+		int n;
+
+		for (int i = 0; i < SOFTSRD_RX_BATCH; i++)
+			w->rx_mmsg[i].msg_hdr.msg_namelen = sizeof(w->rx_sin[i]);
+		n = recvmmsg(w->fd, w->rx_mmsg, SOFTSRD_RX_BATCH, MSG_DONTWAIT,
+			     NULL);
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct mmsghdr *m = &w->rx_mmsg[i];
+			uint8_t *buf = w->rx_iov[i].iov_base;
+
+			/* untrusted: short, truncated or odd-sized datagrams
+			 * stop here */
+			if (m->msg_len < sizeof(struct softsrd_hdr) ||
+			    (m->msg_hdr.msg_flags & MSG_TRUNC) ||
+			    m->msg_hdr.msg_namelen != sizeof(struct sockaddr_in))
+				continue;
+			softsrd_proto_rx(ctx, (struct softsrd_hdr *)buf,
+					 buf + sizeof(struct softsrd_hdr),
+					 m->msg_len - sizeof(struct softsrd_hdr),
+					 &w->rx_sin[i]);
+		}
+		total += n;
+		if (n < SOFTSRD_RX_BATCH)
+			break;
+	}
+	return total;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device capabilities -> what the provider offers (fi_info template) and
+ * the protocol choices that depend on the hardware.
+ */
+#include "weft/compat.h"
+#include "srd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SRD_MSG_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
+		      FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
+		      FI_REMOTE_COMM)
+#define SRD_RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
+		      FI_REMOTE_WRITE)
+
+size_t srd_rounddown_pow2(size_t v)
+{
+	if (!v)
+		return 0;
+	return (size_t)1 << (sizeof(unsigned long long) * 8 - 1 -
+			     (size_t)__builtin_clzll(v));
+}
+
+static size_t srd_min_nz(size_t a, size_t b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return a < b ? a : b;
+}
+
+void srd_proto_caps_from_dev(const struct srd_device_caps *caps,
+			     struct srd_proto_caps *pc)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->tx_size = srd_rounddown_pow2(srd_min_nz(caps->max_sq_wr,
+						    caps->max_qp_wr));
+	pc->rx_size = srd_rounddown_pow2(srd_min_nz(caps->max_rq_wr,
+						    caps->max_qp_wr));
+	pc->tx_iov_limit = caps->max_sq_sge ? caps->max_sq_sge : 1;
+	pc->rx_iov_limit = caps->max_rq_sge ? caps->max_rq_sge : 1;
+	pc->eager_max = caps->mtu > SRD_PKT_HDR_MAX ?
+			caps->mtu - SRD_PKT_HDR_MAX : 0;
+	/* Injected data is copied into a packet buffer, so one packet's worth
+	 * can be taken back by the caller at once. */
+	pc->inject_size = pc->eager_max;
+	/* Long messages are registered for the peer to read: bounded by what
+	 * one registration may cover. */
+	pc->max_msg_size = caps->max_mr_size ? caps->max_mr_size : UINT32_MAX;
+	pc->hw_rma = caps->rdma_read || caps->rdma_write;
+	pc->max_rma_size = pc->hw_rma ? caps->max_rdma_size : 0;
+	pc->long_proto = caps->rdma_read ? SRD_LONG_READ : SRD_LONG_CTS;
+}
+
+static void srd_info_set_str(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = strdup(src);
+}
+
+void srd_info_fill(const struct srd_device_caps *caps, const char *dev_name,
+		   struct fi_info *info)
+{
+	struct srd_proto_caps pc;
+
+	srd_proto_caps_from_dev(caps, &pc);
+
+	info->caps = SRD_MSG_CAPS | (pc.hw_rma ? SRD_RMA_CAPS : 0);
+	info->mode = 0;
+	info->addr_format = FI_FORMAT_UNSPEC;
+
+	info->tx_attr->caps = info->caps;
+	info->tx_attr->msg_order = FI_ORDER_SAS;
+	info->tx_attr->comp_order = FI_ORDER_NONE;
+	info->tx_attr->inject_size = pc.inject_size;
+	info->tx_attr->size = pc.tx_size;
+	info->tx_attr->iov_limit = pc.tx_iov_limit;
+	info->tx_attr->rma_iov_limit = pc.hw_rma ? 1 : 0;
+
+	info->rx_attr->caps = info->caps;
+	info->rx_attr->msg_order = FI_ORDER_SAS;
+	info->rx_attr->comp_order = FI_ORDER_NONE;
+	info->rx_attr->size = pc.rx_size;
+	info->rx_attr->iov_limit = pc.rx_iov_limit;
+
+	info->ep_attr->type = FI_EP_RDM;
+	info->ep_attr->protocol = FI_PROTO_UNSPEC;
+	info->ep_attr->protocol_version = SRD_EP_NAME_VERSION;
+	info->ep_attr->max_msg_size = pc.max_msg_size;
+	info->ep_attr->tx_ctx_cnt = 1;
+	info->ep_attr->rx_ctx_cnt = 1;
+
+	info->domain_attr->threading = FI_THREAD_DOMAIN;
+	info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	info->domain_attr->av_type = FI_AV_UNSPEC;
+	info->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR |
+				     FI_MR_ALLOCATED;
+	info->domain_attr->mr_key_size = sizeof(uint32_t);
+	info->domain_attr->cq_data_size = sizeof(uint32_t);
+	info->domain_attr->cq_cnt = caps->max_cq;
+	info->domain_attr->ep_cnt = caps->max_qp;
+	info->domain_attr->tx_ctx_cnt = 1;
+	info->domain_attr->rx_ctx_cnt = 1;
+	info->domain_attr->max_ep_tx_ctx = 1;
+	info->domain_attr->max_ep_rx_ctx = 1;
+	info->domain_attr->mr_cnt = caps->max_mr;
+	info->domain_attr->mr_iov_limit = 1;
+	srd_info_set_str(&info->domain_attr->name, dev_name);
+
+	srd_info_set_str(&info->fabric_attr->name, "srd");
+}
