@@ -7,7 +7,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 deps=(build-essential autoconf automake libtool pkg-config
-      libfabric-dev libfabric-bin libibverbs-dev liburing-dev uthash-dev
+      libfabric-dev libfabric-bin libibverbs-dev ibverbs-providers liburing-dev uthash-dev
       libcmocka-dev pandoc gnuplot-nox binutils iproute2 procps)
 
 sudo_cmd=()
