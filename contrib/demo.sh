@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# demo.sh: set up weft (contrib/setup.sh), then run its main job: two
+# processes exchanging messages over the default provider, printing
+# latency and bandwidth per size; then Debian's own fi_pingpong binary,
+# unchanged, running on weft through weft_run.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/contrib/setup.sh" >/dev/null
+prefix=$top/_install
+ft=$prefix/libexec/weft/fabtests
+run=$prefix/bin/weft_run
+cpus=0,1
+[ "$(nproc)" -ge 2 ] || cpus=0
+
+prov=$("$run" "$prefix/bin/weft_info" -t FI_EP_RDM -l 2>/dev/null |
+	sed -n 's/^\([a-z_]*\):$/\1/p' | head -n 1)
+prov=${prov:-shm}
+echo "== weft $("$prefix/bin/weft_info" --version 2>/dev/null | head -n 1 | awk "{print \$NF}"), default provider '$prov'"
+echo
+echo "== ping-pong latency, two processes (half round trip, median of 5)"
+"$run" "$ft/ft_bench_pingpong" -p "$prov" -C "$cpus" -M 8 -m 1M -I 2000 -r 5
+echo
+echo "== streaming bandwidth, window of 64 (median of 5)"
+"$run" "$ft/ft_bench_bw" -p "$prov" -C "$cpus" -M 4K -m 4M -I 50 -r 5
+echo
+echo "== Debian's fi_pingpong (package libfabric-bin) running unchanged on weft"
+port=$((40000 + RANDOM % 20000))
+"$run" fi_pingpong -p "$prov" -e rdm -I 10000 -B "$port" >/dev/null 2>&1 &
+srv=$!
+sleep 0.5
+"$run" fi_pingpong -p "$prov" -e rdm -I 10000 -P "$port" 127.0.0.1
+wait "$srv"
