@@ -159,7 +159,7 @@ static int reap(pid_t pid)
 
 static size_t a2a_size(int s, int d)
 {
-	static const size_t sizes[] = { 0, 8, 1040, 1041, 70000, 300000 };
+	static const size_t sizes[] = { 0, 8, 1040, 1041, 4112, 4113, 70000, 300000 };
 
 	return sizes[(s + 3 * d) % WEFT_ARRAY_SIZE(sizes)];
 }
@@ -377,7 +377,7 @@ static void test_sigkill_peer(void **state)
 
 static void pair_child(void)
 {
-	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 65536,
+	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 4111, 4112, 4113, 65536,
 					1 << 20, 16 << 20 };
 	struct cctx c;
 	fi_addr_t parent;
@@ -410,7 +410,7 @@ static void pair_child(void)
 
 static void test_two_processes(void **state)
 {
-	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 65536,
+	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 4111, 4112, 4113, 65536,
 					1 << 20, 16 << 20 };
 	struct tctx *t = calloc(1, sizeof(*t));
 	fi_addr_t peer;

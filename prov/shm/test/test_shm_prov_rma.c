@@ -73,7 +73,7 @@ static void t_write_read(size_t off, size_t len, unsigned seed)
 
 static void test_write_read(void **state)
 {
-	size_t sizes[] = { 1, 8, 900, 1000, 1040, 1041, 4096, 65536, 1 << 20 };
+	size_t sizes[] = { 1, 8, 900, 1000, 1040, 1041, 4096, 4112, 4113, 65536, 1 << 20 };
 	size_t i;
 
 	(void)state;
