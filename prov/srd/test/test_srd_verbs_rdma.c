@@ -60,6 +60,7 @@ static bool have_rdma_core(void)
 static void test_symbol_missing(void **state)
 {
 	if (!have_rdma_core()) {
+		print_message("# libibverbs.so.1/libefa.so.1 not installed\n");
 		skip();
 		return;
 	}
