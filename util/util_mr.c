@@ -64,6 +64,27 @@ unlock:
 	return ret;
 }
 
+/* Providers whose remote keys come from a device (an ibv rkey) must hand
+ * that key to the application, because the initiator's hardware uses it
+ * as is. */
+int util_mr_rekey(struct util_mr_map *map, struct util_mr *mr, uint64_t key)
+{
+	struct util_mr *dup;
+	int ret = 0;
+
+	util_lock_acquire(&map->lock);
+	HASH_FIND(hh, map->by_key, &key, sizeof(key), dup);
+	if (dup && dup != mr) {
+		ret = -FI_ENOKEY;
+	} else if (!dup) {
+		HASH_DELETE(hh, map->by_key, mr);
+		mr->mr_fid.key = key;
+		HASH_ADD(hh, map->by_key, mr_fid.key, sizeof(mr->mr_fid.key), mr);
+	}
+	util_lock_release(&map->lock);
+	return ret;
+}
+
 static int util_mr_close(struct fid *fid)
 {
 	struct util_mr *mr = container_of(fid, struct util_mr, mr_fid.fid);

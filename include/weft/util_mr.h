@@ -63,6 +63,11 @@ void util_mr_map_fini(struct util_mr_map *map);
 int util_mr_check(struct util_mr_map *map, uint64_t key, uint64_t addr,
 		  size_t len, uint64_t access, void **local);
 
+/* Give a registered region the key `key` (e.g. a device rkey), so that
+ * fi_mr_key returns it. -FI_ENOKEY when another region holds that key (the
+ * old key stays). */
+int util_mr_rekey(struct util_mr_map *map, struct util_mr *mr, uint64_t key);
+
 /* The registration calls themselves (domain_fid.mr). */
 extern const struct fi_ops_mr util_mr_ops;
 

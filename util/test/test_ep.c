@@ -71,6 +71,39 @@ static void test_base_lock_choice(void **state)
 	util_lock_fini(&b);
 }
 
+struct lock_race {
+	struct util_lock lock;
+	uint64_t counter;	/* a read-modify-write that races without the lock */
+};
+
+static void *lock_race_thread(void *arg)
+{
+	struct lock_race *r = arg;
+
+	for (int i = 0; i < 200000; i++) {
+		util_lock_acquire(&r->lock);
+		uint64_t v = *(volatile uint64_t *)&r->counter;
+		*(volatile uint64_t *)&r->counter = v + 1;
+		util_lock_release(&r->lock);
+	}
+	return NULL;
+}
+
+/* The real lock excludes: three threads, no increment lost. */
+static void test_base_lock_excludes(void **state)
+{
+	struct lock_race r = { .counter = 0 };
+	pthread_t t[3];
+
+	assert_int_equal(util_lock_init(&r.lock, true), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, lock_race_thread, &r), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(r.counter, 3 * 200000);
+	util_lock_fini(&r.lock);
+}
+
 static void check_table(const void *table, size_t size)
 {
 	const void *const *fn = (const void *const *)((const char *)table +
@@ -296,6 +329,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base_refcounts),
 		cmocka_unit_test(test_base_lock_choice),
+		cmocka_unit_test(test_base_lock_excludes),
 		cmocka_unit_test(test_base_stub_tables_complete),
 		cmocka_unit_test(test_ep_bind_and_enable),
 		cmocka_unit_test(test_ep_counter_only_enable),

@@ -68,6 +68,47 @@ static void test_mr_prov_key_virt_addr(void **state)
 	test_env_close(&env);
 }
 
+/* A provider replaces the key with its device's; the old key stops working,
+ * the new one reaches the same memory, and a taken key is refused. */
+static void test_mr_rekey(void **state)
+{
+	struct test_env env;
+	struct fid_mr *mr1, *mr2;
+	struct util_mr_map *map;
+	static char buf[256];
+	void *local;
+
+	assert_int_equal(test_env_open(&env, FI_VERSION(1, 17),
+				       FI_THREAD_DOMAIN,
+				       FI_MR_PROV_KEY | FI_MR_VIRT_ADDR), 0);
+	map = &env.udom->mr_map;
+	assert_int_equal(fi_mr_reg(env.domain, buf, 128, FI_REMOTE_WRITE, 0,
+				   0, 0, &mr1, NULL), 0);
+	assert_int_equal(fi_mr_reg(env.domain, buf + 128, 128, FI_REMOTE_WRITE,
+				   0, 0, 0, &mr2, NULL), 0);
+	uint64_t old = fi_mr_key(mr1), k2 = fi_mr_key(mr2);
+
+	assert_int_equal(util_mr_rekey(map, to_util_mr(mr1), 0xabcd1234), 0);
+	assert_int_equal(fi_mr_key(mr1), 0xabcd1234);
+	assert_int_equal(util_mr_check(map, 0xabcd1234, (uintptr_t)buf + 8, 8,
+				       FI_REMOTE_WRITE, &local), 0);
+	assert_ptr_equal(local, buf + 8);
+	assert_int_equal(util_mr_check(map, old, (uintptr_t)buf, 8,
+				       FI_REMOTE_WRITE, &local), -FI_ENOKEY);
+	/* same key again: no change; another region's key: refused */
+	assert_int_equal(util_mr_rekey(map, to_util_mr(mr1), 0xabcd1234), 0);
+	assert_int_equal(util_mr_rekey(map, to_util_mr(mr2), 0xabcd1234),
+			 -FI_ENOKEY);
+	assert_int_equal(fi_mr_key(mr2), k2);
+	assert_int_equal(util_mr_check(map, k2, (uintptr_t)buf + 128, 8,
+				       FI_REMOTE_WRITE, &local), 0);
+	assert_int_equal(fi_close(&mr1->fid), 0);
+	assert_int_equal(util_mr_check(map, 0xabcd1234, (uintptr_t)buf, 8,
+				       FI_REMOTE_WRITE, &local), -FI_ENOKEY);
+	assert_int_equal(fi_close(&mr2->fid), 0);
+	test_env_close(&env);
+}
+
 static void test_mr_user_key_offset(void **state)
 {
 	struct test_env env;
@@ -146,6 +187,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mr_prov_key_virt_addr),
+		cmocka_unit_test(test_mr_rekey),
 		cmocka_unit_test(test_mr_user_key_offset),
 		cmocka_unit_test(test_mr_bad_input),
 	};
