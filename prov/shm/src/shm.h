@@ -36,6 +36,10 @@
 #define SHM_TAG_FORMAT     0xAAAAAAAAAAAAAAAAULL
 /* AV addresses have one length: the string, NUL padded. */
 #define SHM_ADDR_LEN       96
+/* Default FI_SHM_SPLIT_SIZE: from here on, two copy streams beat one by
+ * more than the extra CTS/PUSHED exchange costs (measured, see
+ * man/fi_shm.7.md). */
+#define SHM_DEF_SPLIT_SIZE ((size_t)128 * 1024)
 /* Cells handled per progress call before completions are looked at. */
 #define SHM_PROGRESS_BATCH 64
 
@@ -54,6 +58,7 @@ struct shm_env {
 	int remote_comm;
 	size_t peer_timeout_ms;
 	size_t unexp_count;
+	size_t split_size;		/* split copies from this size, 0 = never */
 };
 
 extern struct shm_env shm_env;
@@ -110,7 +115,9 @@ struct shm_tx_entry {
 	enum util_cntr_slot cntr;
 	bool want_comp;
 	bool bounce_active;
-	struct iovec iov[SHM_IOV_LIMIT];	/* data source (bounce) */
+	bool split_ok;			/* a CMA RTS: a CTS may ask for a push */
+	bool pushed;			/* that push was done */
+	struct iovec iov[SHM_IOV_LIMIT];	/* data source (bounce, push) */
 	size_t iov_cnt;
 	struct iovec res[SHM_IOV_LIMIT];	/* inline read / fetch results */
 	size_t res_cnt;
@@ -149,10 +156,14 @@ struct shm_rx_dest {
 	bool want_comp;
 };
 
-/* A large receive in flight through bounce segments. */
+/* A large receive in flight: through bounce segments, or a split copy
+ * waiting for the sender's PUSHED. */
 struct shm_pull {
 	struct shm_pull *prev, *next;
 	struct shm_conn *conn;
+	bool split;
+	int split_err;			/* of our own part */
+	uint64_t split_id;		/* rx_id of our CTS */
 	struct shm_bounce_rx brx;
 	struct shm_rx_dest dest;
 	uint64_t cookie;
@@ -192,6 +203,7 @@ struct shm_ack_pending {
 	struct shm_conn *conn;
 	uint64_t cookie;
 	uint32_t status;
+	uint16_t op;			/* ACK or PUSHED */
 };
 
 struct shm_ep {
@@ -227,6 +239,7 @@ struct shm_ep {
 	struct shm_cell_hdr held_hdr;
 
 	uint64_t progress_calls;
+	uint64_t split_seq;		/* last CTS rx_id */
 };
 
 static inline struct shm_ep *to_shm_ep(struct fid_ep *ep_fid)
@@ -276,6 +289,16 @@ void shm_tx_handle_ack(struct shm_ep *ep, struct shm_conn *conn,
 		       const struct shm_cell_hdr *hdr, const uint8_t *payload);
 void shm_tx_progress(struct shm_ep *ep);
 void shm_tx_fail_conn(struct shm_ep *ep, struct shm_conn *conn, int err);
+/* The active entry a reply from conn names by cookie, or NULL. */
+struct shm_tx_entry *shm_tx_find(struct shm_ep *ep, struct shm_conn *conn,
+				 uint64_t cookie);
+/* A status from another process (0 or a positive FI_E*), made sane. */
+int shm_wire_status(uint32_t status);
+/* Status of a CMA copy that should have moved want bytes. */
+int shm_cma_status(ssize_t n, size_t want);
+/* The part [off, off + len) of an iov array, into out (<= cnt entries). */
+size_t shm_iov_slice(const struct iovec *iov, size_t cnt, size_t off,
+		     size_t len, struct iovec *out);
 size_t shm_iov_total(const struct iovec *iov, size_t cnt);
 size_t shm_iov_copy_from(const struct iovec *iov, size_t cnt, size_t off,
 			 void *dst, size_t len);
@@ -313,6 +336,24 @@ void shm_rx_fail_conn(struct shm_ep *ep, struct shm_conn *conn);
 /* ACK toward conn, now or queued; never fails (errors are logged). */
 void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
 		  int status);
+/* The same for any bodiless reply (ACK, PUSHED). */
+void shm_reply_send(struct shm_ep *ep, struct shm_conn *conn, uint16_t op,
+		    uint64_t cookie, int status);
+struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			      const struct shm_msg_info *m);
+void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err);
+
+/* shm_split.c: large CMA messages copied by both sides at once. */
+/* 0: the receive completes once the sender's part is in too; -FI_EAGAIN:
+ * not split (no reply cell or entry), copy it all here. */
+int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
+		    const struct shm_msg_info *m, const struct shm_rts_local *r,
+		    size_t want);
+void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
+			  const struct shm_cell_hdr *hdr,
+			  const uint8_t *payload);
+void shm_split_handle_pushed(struct shm_ep *ep, struct shm_conn *conn,
+			     const struct shm_cell_hdr *hdr);
 void shm_ack_flush(struct shm_ep *ep);
 
 /* shm_rma.c / shm_atomic.c */

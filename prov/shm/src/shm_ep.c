@@ -46,6 +46,32 @@ static const struct fi_ops shm_ep_fi_ops = {
 	.ops_set = util_no_ops_set,
 };
 
+/* Operations that wait for an ACK (large sends, delivery-complete sends,
+ * RMA, atomics) take a tx entry; inline sends need only a cell in the
+ * peer's queue, which posting finds out (-FI_EAGAIN). So this is a lower
+ * bound for those. */
+static ssize_t shm_ep_tx_size_left(struct fid_ep *ep_fid)
+{
+	struct shm_ep *ep = to_shm_ep(ep_fid);
+	ssize_t n;
+
+	util_lock_acquire(&ep->util.lock);
+	n = (ssize_t)ep->tx_free_top;
+	util_lock_release(&ep->util.lock);
+	return n;
+}
+
+static ssize_t shm_ep_rx_size_left(struct fid_ep *ep_fid)
+{
+	struct shm_ep *ep = to_shm_ep(ep_fid);
+	ssize_t n;
+
+	util_lock_acquire(&ep->util.lock);
+	n = (ssize_t)(ep->rx_pool.max_objs - ep->rx_pool.in_use);
+	util_lock_release(&ep->util.lock);
+	return n;
+}
+
 static const struct fi_ops_ep shm_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = shm_ep_cancel,
@@ -53,8 +79,8 @@ static const struct fi_ops_ep shm_ep_ops = {
 	.setopt = util_ep_setopt,
 	.tx_ctx = util_no_tx_ctx,
 	.rx_ctx = util_no_rx_ctx,
-	.rx_size_left = util_no_size_left,
-	.tx_size_left = util_no_size_left,
+	.rx_size_left = shm_ep_rx_size_left,
+	.tx_size_left = shm_ep_tx_size_left,
 };
 
 static const struct fi_ops_cm shm_ep_cm_ops = {

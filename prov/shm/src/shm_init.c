@@ -26,6 +26,7 @@ struct shm_env shm_env = {
 	.remote_comm = 0,
 	.peer_timeout_ms = 1000,
 	.unexp_count = 1024,
+	.split_size = SHM_DEF_SPLIT_SIZE,
 };
 
 static int shm_getinfo(uint32_t version, const char *node, const char *service,
@@ -275,6 +276,11 @@ static void shm_params_define(void)
 			"Unexpected small messages an endpoint buffers before "
 			"it stops draining its queue (default %zu).",
 			shm_env.unexp_count);
+	fi_param_define(&shm_prov, "split_size", FI_PARAM_SIZE_T,
+			"Messages of at least this many bytes moved by CMA are "
+			"copied by both sides at once (the receiver pulls the "
+			"first half while the sender pushes the second); 0 "
+			"never splits (default %zu).", shm_env.split_size);
 }
 
 static void shm_params_read(void)
@@ -306,6 +312,8 @@ static void shm_params_read(void)
 		shm_env.peer_timeout_ms = v;
 	if (!fi_param_get_size_t(&shm_prov, "unexp_count", &v) && v)
 		shm_env.unexp_count = v;
+	if (!fi_param_get_size_t(&shm_prov, "split_size", &v))
+		shm_env.split_size = v;
 }
 
 void shm_env_region_attr(struct shm_region_attr *attr)

@@ -36,6 +36,12 @@ static int shm_cell_handle(struct shm_ep *ep, struct shm_cell *cell,
 		return shm_rma_handle(ep, conn, hdr, cell->payload);
 	case SHM_OP_ATOMIC:
 		return shm_atomic_handle(ep, conn, hdr, cell->payload);
+	case SHM_OP_CTS:
+		shm_split_handle_cts(ep, conn, hdr, cell->payload);
+		return 0;
+	case SHM_OP_PUSHED:
+		shm_split_handle_pushed(ep, conn, hdr);
+		return 0;
 	default:
 		return 0;
 	}

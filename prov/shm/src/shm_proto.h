@@ -13,8 +13,15 @@
  *   READ      shm_rma + rma[rma_cnt] + iov[iov_cnt] or nothing (inline) ACK(+data)
  *   ATOMIC    shm_amo + operand[count] + compare[count] ACK (+fetched data)
  *   ACK       fetched bytes (len)                       -
+ *   CTS       shm_cts + iov[iov_cnt] (receiver memory)   PUSHED (status)
+ *   PUSHED    -                                         -
  * A send with FI_DELIVERY_COMPLETE always goes as an RTS, so that its
  * completion waits for the receiver's ACK.
+ * Split copy (CMA, messages of at least FI_SHM_SPLIT_SIZE): the receiver
+ * answers the RTS with a CTS naming its buffer for the second part of the
+ * message, and pulls the first part itself while the sender, on the CTS,
+ * pushes the second part; the sender's PUSHED (cookie = the CTS's rx_id)
+ * says its part is in, and the receiver then completes and ACKs as usual.
  * cookie: the initiator's operation id, echoed in the ACK; proto: in an ACK,
  * the status (0 or a positive FI_E* code), in an RTS/WRITE/READ the copy mode.
  */
@@ -30,6 +37,8 @@ enum shm_op {
 	SHM_OP_READ,
 	SHM_OP_ATOMIC,
 	SHM_OP_ACK,
+	SHM_OP_CTS,
+	SHM_OP_PUSHED,
 	SHM_OP_MAX,
 };
 
@@ -64,6 +73,16 @@ struct shm_rma_iov {
 struct shm_rts {
 	uint64_t total;		/* message bytes */
 	uint64_t xfer_id;	/* bounce transfer, 0 with CMA */
+	uint32_t iov_cnt;
+	uint32_t pad;
+	struct shm_iov iov[];
+};
+
+/* Split copy: the sender writes message bytes [off, off + len) into iov. */
+struct shm_cts {
+	uint64_t off;
+	uint64_t len;
+	uint64_t rx_id;		/* the receiver's transfer, echoed by PUSHED */
 	uint32_t iov_cnt;
 	uint32_t pad;
 	struct shm_iov iov[];

@@ -59,9 +59,10 @@ void shm_rx_fini(struct shm_ep *ep)
 	util_pool_fini(&ep->rx_pool);
 }
 
-static void shm_ack_fill(struct shm_cell *cell, uint64_t cookie, int status)
+static void shm_reply_fill(struct shm_cell *cell, uint16_t op,
+			   uint64_t cookie, int status)
 {
-	cell->hdr.op = SHM_OP_ACK;
+	cell->hdr.op = op;
 	cell->hdr.flags = SHM_F_VER;
 	cell->hdr.len = 0;
 	cell->hdr.proto = (uint32_t)status;
@@ -73,6 +74,12 @@ static void shm_ack_fill(struct shm_cell *cell, uint64_t cookie, int status)
 void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
 		  int status)
 {
+	shm_reply_send(ep, conn, SHM_OP_ACK, cookie, status);
+}
+
+void shm_reply_send(struct shm_ep *ep, struct shm_conn *conn, uint16_t op,
+		    uint64_t cookie, int status)
+{
 	struct shm_ack_pending *p;
 	struct shm_cell *cell;
 
@@ -81,7 +88,7 @@ void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
 	if (!ep->acks) {
 		cell = shm_peer_reserve(conn->peer);
 		if (WEFT_LIKELY(cell)) {
-			shm_ack_fill(cell, cookie, status);
+			shm_reply_fill(cell, op, cookie, status);
 			shm_queue_commit(cell);
 			return;
 		}
@@ -95,6 +102,7 @@ void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
 	p->conn = conn;
 	p->cookie = cookie;
 	p->status = (uint32_t)status;
+	p->op = op;
 	LL_APPEND(ep->acks, p);
 }
 
@@ -111,7 +119,8 @@ void shm_ack_flush(struct shm_ep *ep)
 				    shm_conn_check(ep, p->conn))
 					return;
 			} else {
-				shm_ack_fill(cell, p->cookie, (int)p->status);
+				shm_reply_fill(cell, p->op, p->cookie,
+					       (int)p->status);
 				shm_queue_commit(cell);
 			}
 		}
@@ -172,15 +181,18 @@ static void shm_rx_complete(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	util_ep_cntr_inc(&ep->util, UTIL_CNTR_RECV);
 }
 
-static int shm_rx_start_pull(struct shm_ep *ep, const struct shm_rx_dest *dest,
-			     const struct shm_msg_info *m,
-			     const struct shm_rts_local *r)
+/* A pull entry for message m into dest (not on ep->pulls yet). */
+struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			      const struct shm_msg_info *m)
 {
 	struct shm_pull *p = util_pool_get(&ep->pull_pool);
 
 	if (!p)
-		return -FI_EAGAIN;
+		return NULL;
 	p->conn = m->conn;
+	p->split = false;
+	p->split_err = 0;
+	p->split_id = 0;
 	p->dest = *dest;
 	p->cookie = m->cookie;
 	p->size = m->size;
@@ -188,6 +200,17 @@ static int shm_rx_start_pull(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	p->data = m->data;
 	p->tag = m->tag;
 	p->src = m->src;
+	return p;
+}
+
+static int shm_rx_start_pull(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			     const struct shm_msg_info *m,
+			     const struct shm_rts_local *r)
+{
+	struct shm_pull *p = shm_pull_new(ep, dest, m);
+
+	if (!p)
+		return -FI_EAGAIN;
 	memset(&p->brx, 0, sizeof(p->brx));
 	p->brx.iov = p->dest.iov;
 	p->brx.iov_count = p->dest.iov_cnt;
@@ -197,7 +220,7 @@ static int shm_rx_start_pull(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	return 0;
 }
 
-static int shm_rx_rts_status(ssize_t n, size_t want)
+int shm_cma_status(ssize_t n, size_t want)
 {
 	if (n == (ssize_t)want)
 		return 0;
@@ -222,9 +245,12 @@ static int shm_rx_deliver_rts(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	}
 	if (m->proto == SHM_COPY_BOUNCE)
 		return shm_rx_start_pull(ep, dest, m, &r);
+	if (shm_env.split_size && want >= shm_env.split_size &&
+	    !shm_split_start(ep, dest, m, &r, want))
+		return 0;
 	n = want ? shm_cma_read(m->conn->peer->pid, dest->iov, dest->iov_cnt,
 				r.iov, r.iov_cnt) : 0;
-	err = shm_rx_rts_status(n, want);
+	err = shm_cma_status(n, want);
 	shm_rx_complete(ep, dest, m, err);
 	shm_ack_send(ep, m->conn, m->cookie, err);
 	return 0;
@@ -360,7 +386,7 @@ int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
 	return shm_rx_deliver_posted(ep, q, urx, &m);
 }
 
-static void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err)
+void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err)
 {
 	struct shm_msg_info m = {
 		.conn = p->conn, .op = SHM_OP_RTS, .cflags = p->cflags,
@@ -381,7 +407,14 @@ void shm_rx_progress(struct shm_ep *ep)
 	int ret;
 
 	DL_FOREACH_SAFE(ep->pulls, p, tmp) {
-		ret = shm_bounce_pull(p->conn->peer, &p->brx);
+		/* Started toward a peer already found dead: nothing will
+		 * come, and no liveness check will fail it again. */
+		if (WEFT_UNLIKELY(p->conn->dead)) {
+			shm_pull_finish(ep, p, FI_EIO);
+			continue;
+		}
+		/* A split copy waits for PUSHED; only liveness is ours. */
+		ret = p->split ? 0 : shm_bounce_pull(p->conn->peer, &p->brx);
 		if (ret == 1)
 			shm_pull_finish(ep, p, 0);
 		else if (ret < 0)

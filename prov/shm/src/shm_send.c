@@ -79,6 +79,7 @@ static void shm_send_fill_rts(struct shm_ep *ep, struct shm_conn *conn,
 	if (shm_peer_cma(conn->peer)) {
 		rts->xfer_id = 0;
 		cell->hdr.proto = SHM_COPY_CMA;
+		tx->split_ok = true;
 		return;
 	}
 	memset(&tx->bounce, 0, sizeof(tx->bounce));

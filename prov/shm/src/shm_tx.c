@@ -113,6 +113,8 @@ struct shm_tx_entry *shm_tx_get(struct shm_ep *ep, struct shm_conn *conn)
 	tx->iov_cnt = 0;
 	tx->res_cnt = 0;
 	tx->want_comp = false;
+	tx->split_ok = false;
+	tx->pushed = false;
 	tx->deadline_ns = 0;
 	return tx;
 }
@@ -159,27 +161,61 @@ void shm_tx_complete(struct shm_ep *ep, struct shm_tx_entry *tx, int err)
 
 /* ACK status is a positive FI_E* code from another process: anything out
  * of range becomes FI_EIO. */
-static int shm_tx_ack_status(uint32_t status)
+int shm_wire_status(uint32_t status)
 {
 	if (status == 0)
 		return 0;
 	return status < FI_ERRNO_MAX ? (int)status : FI_EIO;
 }
 
+struct shm_tx_entry *shm_tx_find(struct shm_ep *ep, struct shm_conn *conn,
+				 uint64_t cookie)
+{
+	uint32_t idx = (uint32_t)cookie;
+	uint32_t gen = (uint32_t)(cookie >> 32);
+	struct shm_tx_entry *tx;
+
+	if (WEFT_UNLIKELY(idx >= ep->tx_size))
+		return NULL;
+	tx = &ep->tx_entries[idx];
+	if (WEFT_UNLIKELY(tx->gen != gen || tx->conn != conn))
+		return NULL;
+	return tx;
+}
+
+size_t shm_iov_slice(const struct iovec *iov, size_t cnt, size_t off,
+		     size_t len, struct iovec *out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < cnt && len; i++) {
+		size_t take;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		take = iov[i].iov_len - off;
+		if (take > len)
+			take = len;
+		out[n].iov_base = (uint8_t *)iov[i].iov_base + off;
+		out[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
 void shm_tx_handle_ack(struct shm_ep *ep, struct shm_conn *conn,
 		       const struct shm_cell_hdr *hdr, const uint8_t *payload)
 {
-	uint32_t idx = (uint32_t)hdr->cookie;
-	uint32_t gen = (uint32_t)(hdr->cookie >> 32);
-	struct shm_tx_entry *tx;
+	struct shm_tx_entry *tx = shm_tx_find(ep, conn, hdr->cookie);
 	int err;
 
-	if (WEFT_UNLIKELY(idx >= ep->tx_size))
+	if (WEFT_UNLIKELY(!tx))
 		return;
-	tx = &ep->tx_entries[idx];
-	if (WEFT_UNLIKELY(tx->gen != gen || tx->conn != conn))
-		return;
-	err = shm_tx_ack_status(hdr->proto);
+	err = shm_wire_status(hdr->proto);
 	if (!err && tx->res_cnt)
 		shm_iov_copy_to(tx->res, tx->res_cnt, 0, payload, hdr->len);
 	shm_tx_complete(ep, tx, err);

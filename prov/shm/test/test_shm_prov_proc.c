@@ -6,6 +6,7 @@
  * completions with cmocka. Names are exchanged through a MAP_SHARED page.
  */
 #include "shm_prov_test.h"
+#include "../src/shm.h"
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -373,6 +374,98 @@ static void test_sigkill_peer(void **state)
 	free(in);
 }
 
+/* ---- a peer killed in the middle of a split copy ------------------------ */
+
+/* Receives the parent's big message until its split copy has started (its
+ * CTS is out and its own half is read), then stops progressing for good:
+ * the parent's send waits for an ACK that never comes. */
+static void split_recv_child(int slot)
+{
+	struct cctx c;
+	struct fi_context rc;
+	struct fi_cq_tagged_entry e;
+	fi_addr_t parent;
+	uint8_t *buf = malloc(BIG);
+	uint64_t deadline;
+
+	C_CHECK(buf);
+	c_open(&c);
+	memcpy(B->names[slot], c.name, T_ADDR_LEN);
+	atomic_fetch_add(&B->ready, 1);
+	board_wait(&B->go, 1);
+	C_CHECK(fi_av_insert(c.av, B->names[0], 1, &parent, 0, NULL) == 1);
+	C_CHECK(!fi_trecv(c.ep, buf, BIG, NULL, parent, 5, 0, &rc));
+	deadline = t_now_s() + T_DEADLINE_S;
+	while (!to_shm_ep(c.ep)->split_seq) {
+		C_CHECK(t_now_s() <= deadline);
+		C_CHECK(fi_cq_read(c.cq, &e, 1) == -FI_EAGAIN);
+	}
+	atomic_fetch_add(&B->done, 1);
+	for (;;)
+		pause();
+}
+
+/* Both directions of a split copy lose their peer half-way: the receive
+ * whose sender dies before pushing its half, and the send whose receiver
+ * dies before its ACK, end with error completions in bounded time. */
+static void test_sigkill_mid_split(void **state)
+{
+	struct tctx *t = calloc(1, sizeof(*t));
+	uint8_t *out = malloc(BIG), *in = malloc(BIG);
+	struct fi_context sc, rc;
+	fi_addr_t sender, receiver;
+	struct fi_cq_err_entry err;
+	pid_t spid, rpid;
+	uint64_t seq0;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(out);
+	assert_non_null(in);
+	spid = fork();
+	if (spid == 0)
+		kill_child(1);
+	rpid = fork();
+	if (rpid == 0)
+		split_recv_child(2);
+	t_open_fabric(t, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
+	t_add_ep(t);
+	memcpy(B->names[0], t->name[0], T_ADDR_LEN);
+	board_wait(&B->ready, 2);
+	atomic_store(&B->go, 1);
+	assert_int_equal(fi_av_insert(t->av, B->names[1], 1, &sender, 0,
+				      NULL), 1);
+	assert_int_equal(fi_av_insert(t->av, B->names[2], 1, &receiver, 0,
+				      NULL), 1);
+
+	/* The sender's big message is here; receive it while it lives: our
+	 * half is read, its half never comes (it does not progress). */
+	board_wait(&B->done, 1);
+	seq0 = to_shm_ep(t->ep[0])->split_seq;
+	T_POST(t, fi_trecv(t->ep[0], in, BIG, NULL, sender, 1, 0, &rc));
+	while (to_shm_ep(t->ep[0])->split_seq == seq0)
+		t_poll(t);
+	/* Our big send: the receiver starts its split copy, then stalls. */
+	t_fill(out, BIG, 4);
+	T_POST(t, fi_tsend(t->ep[0], out, BIG, NULL, receiver, 5, &sc));
+	board_wait(&B->done, 2);
+	for (int i = 0; i < 1000; i++)
+		t_poll(t);
+	kill(spid, SIGKILL);
+	kill(rpid, SIGKILL);
+	assert_int_equal(reap(spid), 128 + SIGKILL);
+	assert_int_equal(reap(rpid), 128 + SIGKILL);
+
+	err = t_wait_err(t, &rc);
+	assert_int_not_equal(err.err, 0);
+	err = t_wait_err(t, &sc);
+	assert_int_not_equal(err.err, 0);
+	t_close(t);
+	free(t);
+	free(out);
+	free(in);
+}
+
 /* ---- two processes, every size ------------------------------------------ */
 
 static void pair_child(void)
@@ -454,6 +547,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_to_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_peer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigkill_mid_split, setup, teardown),
 	};
 
 	/* Bounded failure detection without slowing the test down. */

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# shm_vs_libfabric.sh [-b BUILDDIR] [-L WEFT_LIBDIR] [-B BASE_LIBDIR] [-r REPS]
+#                     [-m "msg tagged"] [-s "8 64 1024"] [-I ITERS] [-i BW_ITERS]
+#                     [-c "0 1"] [-R RTPRIO]
+# weft's shm provider against Debian's libfabric 1.17 shm, with the same
+# binary (Debian's fi_pingpong -p shm -e rdm), server pinned to the first
+# core and client to the second. Runs alternate (weft, libfabric, weft, ...)
+# so that load drifts hit both; each figure is the median of REPS runs.
+# Latency rows: usec/xfer as fi_pingpong prints it (ratio = weft/libfabric,
+# lower is better); the 1 MiB row: MB/s (ratio = weft/libfabric, higher is
+# better). -B compares against another library directory instead of the
+# system libfabric (e.g. an older weft build). Prints the load average
+# before and after: timings taken on a busy machine are not worth much.
+# (timeout runs outside the real-time class, so it can still stop a hung
+# pair.) -R runs both sides under SCHED_FIFO at that priority (needs root or
+# CAP_SYS_NICE), which shields them from compiler jobs on a shared machine;
+# the kernel's RT throttling keeps the rest of the system alive.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${WEFT_BUILDDIR:-$top/build}
+weftlib= baselib= reps=3 modes="msg tagged" sizes="8 64 1024" iters=20000
+bw_iters=2000 cores="0 1" rt=()
+while getopts b:L:B:r:m:s:I:i:c:R: o; do
+	case $o in
+	b) build=$OPTARG ;; L) weftlib=$OPTARG ;; B) baselib=$OPTARG ;;
+	r) reps=$OPTARG ;; m) modes=$OPTARG ;; s) sizes=$OPTARG ;;
+	I) iters=$OPTARG ;; i) bw_iters=$OPTARG ;; c) cores=$OPTARG ;;
+	R) rt=(chrt -f "$OPTARG") ;;
+	*) sed -n 3,18p "$0"; exit 2 ;;
+	esac
+done
+: "${weftlib:=$build/weft/.libs}"
+[ -e "$weftlib/libfabric.so.1" ] || { echo "no $weftlib/libfabric.so.1: build weft first (-b/-L)" >&2; exit 2; }
+command -v fi_pingpong >/dev/null || { echo "fi_pingpong not found (Debian: libfabric-bin)" >&2; exit 2; }
+read -r c0 c1 <<<"$cores"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+port=$((47000 + RANDOM % 2000))
+
+# run LIBDIR MODE SIZE ITERS COLUMN: one pingpong, prints the column
+# (7 = usec/xfer, 6 = MB/sec) of fi_pingpong's result line.
+run() {
+	local lib=$1 mode=$2 size=$3 it=$4 col=$5 env=(env -u LD_LIBRARY_PATH) spid i
+	[ -n "$lib" ] && env=(env LD_LIBRARY_PATH="$lib")
+	port=$((port + 1))
+	timeout 120 "${env[@]}" "${rt[@]}" taskset -c "$c0" fi_pingpong -p shm -e rdm -m "$mode" \
+		-S "$size" -I "$it" -B "$port" >"$tmp/srv" 2>&1 &
+	spid=$!
+	for i in $(seq 50); do
+		ss -ltn 2>/dev/null | grep -q ":$port " && break
+		sleep 0.05
+	done
+	timeout 120 "${env[@]}" "${rt[@]}" taskset -c "$c1" fi_pingpong -p shm -e rdm -m "$mode" \
+		-S "$size" -I "$it" -P "$port" 127.0.0.1 >"$tmp/cli" 2>&1 || true
+	wait "$spid" || true
+	awk -v c="$col" '$1 ~ /^[0-9]+[kmgKMG]?$/ && NF >= 8 { v = $c } END { print (v == "" ? "nan" : v) }' "$tmp/cli"
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "nan") }'; }
+
+echo "# weft: $weftlib   base: ${baselib:-system libfabric}   median of $reps, alternating${rt:+, ${rt[*]}}"
+echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-7s %-9s %10s %10s %7s\n" mode size weft base ratio
+for mode in $modes; do
+	for size in $sizes 1048576; do
+		if [ "$size" = 1048576 ]; then col=6 it=$bw_iters label="1MiB-MB/s"
+		else col=7 it=$iters label=$size; fi
+		w= b=
+		for r in $(seq "$reps"); do
+			w="$w $(run "$weftlib" "$mode" "$size" "$it" "$col")"
+			b="$b $(run "$baselib" "$mode" "$size" "$it" "$col")"
+		done
+		wm=$(echo "$w" | median) bm=$(echo "$b" | median)
+		ratio=$(awk -v w="$wm" -v b="$bm" 'BEGIN { if (b + 0 > 0) printf "%.2f", w / b; else print "nan" }')
+		printf "%-7s %-9s %10s %10s %7s   # weft:%s base:%s\n" "$mode" "$label" "$wm" "$bm" "$ratio" "$w" "$b"
+	done
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Split copy of large CMA messages. One process_vm_readv stream is bounded
+ * by what one core copies, and in a rendezvous the sender's core only
+ * waits for the ACK. So once a large RTS is matched, the receiver sends a
+ * CTS naming its buffer for the second part of the message and pulls the
+ * first part itself, while the sender, on the CTS, pushes the second part
+ * with process_vm_writev: both cores copy at once. The sender answers
+ * PUSHED; the receiver completes and ACKs when both parts are in, so the
+ * sender's buffer is released only after the receiver's reads are done.
+ *
+ * Faults: a dead sender leaves the receive waiting for PUSHED; the pull
+ * list's periodic liveness check fails it (shm_rx_progress). A dead
+ * receiver is the sender's usual ACK deadline. Every CTS field is checked
+ * against the sender's own operation before a byte is written.
+ */
+#include "weft/compat.h"
+
+#include <utlist.h>
+
+#include "shm.h"
+
+/* Parts are split on page boundaries: both copies then run over whole
+ * pages of the receive buffer. */
+#define SHM_SPLIT_ALIGN 4096
+
+int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
+		    const struct shm_msg_info *m, const struct shm_rts_local *r,
+		    size_t want)
+{
+	struct iovec theirs[SHM_IOV_LIMIT], mine[SHM_IOV_LIMIT];
+	size_t half = (want / 2) & ~(size_t)(SHM_SPLIT_ALIGN - 1);
+	struct shm_cell *cell;
+	struct shm_pull *p;
+	struct shm_cts *cts;
+	size_t i, cnt;
+	ssize_t n;
+
+	if (!half || m->conn->dead)
+		return -FI_EAGAIN;
+	p = shm_pull_new(ep, dest, m);
+	if (!p)
+		return -FI_EAGAIN;
+	cell = shm_peer_reserve(m->conn->peer);
+	if (!cell) {
+		util_pool_put(&ep->pull_pool, p);
+		return -FI_EAGAIN;
+	}
+	cnt = shm_iov_slice(p->dest.iov, p->dest.iov_cnt, half, want - half,
+			    theirs);
+	p->split = true;
+	p->split_id = ++ep->split_seq;
+	cts = (struct shm_cts *)cell->payload;
+	cts->off = half;
+	cts->len = want - half;
+	cts->rx_id = p->split_id;
+	cts->iov_cnt = (uint32_t)cnt;
+	cts->pad = 0;
+	for (i = 0; i < cnt; i++) {
+		cts->iov[i].addr = (uintptr_t)theirs[i].iov_base;
+		cts->iov[i].len = theirs[i].iov_len;
+	}
+	cell->hdr.op = SHM_OP_CTS;
+	cell->hdr.flags = SHM_F_VER;
+	cell->hdr.len = (uint32_t)(sizeof(*cts) + cnt * sizeof(struct shm_iov));
+	cell->hdr.proto = 0;
+	cell->hdr.tag = 0;
+	cell->hdr.data = 0;
+	cell->hdr.cookie = m->cookie;
+	shm_queue_commit(cell);
+	DL_APPEND(ep->pulls, p);
+
+	/* Our part, while the sender pushes its part. */
+	cnt = shm_iov_slice(p->dest.iov, p->dest.iov_cnt, 0, half, mine);
+	n = shm_cma_read(m->conn->peer->pid, mine, cnt, r->iov, r->iov_cnt);
+	p->split_err = shm_cma_status(n, half);
+	return 0;
+}
+
+void shm_split_handle_pushed(struct shm_ep *ep, struct shm_conn *conn,
+			     const struct shm_cell_hdr *hdr)
+{
+	struct shm_pull *p;
+	int err;
+
+	DL_FOREACH(ep->pulls, p) {
+		if (!p->split || p->split_id != hdr->cookie || p->conn != conn)
+			continue;
+		err = shm_wire_status(hdr->proto);
+		shm_pull_finish(ep, p, p->split_err ? p->split_err : err);
+		return;
+	}
+	FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+		"PUSHED from %s for no transfer of ours (%llu)\n", conn->name,
+		(unsigned long long)hdr->cookie);
+}
+
+/* The CTS's receiver buffers, checked against what tx sends. Returns the
+ * iov count or -FI_EINVAL. */
+static int shm_split_cts_parse(const struct shm_tx_entry *tx,
+			       const struct shm_cell_hdr *hdr,
+			       const struct shm_cts *cts, uint64_t *off,
+			       uint64_t *len, struct iovec *theirs)
+{
+	uint64_t sum = 0;
+	uint32_t i, cnt = cts->iov_cnt;
+
+	*off = cts->off;
+	*len = cts->len;
+	if (cnt > SHM_IOV_LIMIT ||
+	    hdr->len < sizeof(*cts) + cnt * sizeof(struct shm_iov) ||
+	    *off > tx->len || *len > tx->len - *off)
+		return -FI_EINVAL;
+	for (i = 0; i < cnt; i++) {
+		theirs[i].iov_base = (void *)(uintptr_t)cts->iov[i].addr;
+		theirs[i].iov_len = cts->iov[i].len;
+		if (theirs[i].iov_len > SHM_MAX_MSG_SIZE)
+			return -FI_EINVAL;
+		sum += theirs[i].iov_len;
+	}
+	return sum == *len ? (int)cnt : -FI_EINVAL;
+}
+
+void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
+			  const struct shm_cell_hdr *hdr,
+			  const uint8_t *payload)
+{
+	const struct shm_cts *cts = (const void *)payload;
+	struct iovec theirs[SHM_IOV_LIMIT], mine[SHM_IOV_LIMIT];
+	struct shm_tx_entry *tx;
+	uint64_t rx_id, off, len;
+	int cnt, status = FI_EIO;
+	size_t lcnt;
+	ssize_t n;
+
+	if (hdr->len < sizeof(*cts)) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"short CTS (%u bytes) from %s\n", hdr->len, conn->name);
+		return;
+	}
+	rx_id = cts->rx_id;
+	tx = shm_tx_find(ep, conn, hdr->cookie);
+	/* No such send (or it was pushed already): answer anyway, so the
+	 * receiver fails its transfer instead of waiting for us. */
+	if (!tx || !tx->split_ok || tx->pushed || shm_conn_open_peer(ep, conn))
+		goto reply;
+	cnt = shm_split_cts_parse(tx, hdr, cts, &off, &len, theirs);
+	if (cnt < 0) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "bad CTS from %s\n",
+			conn->name);
+		status = FI_EINVAL;
+		goto reply;
+	}
+	lcnt = shm_iov_slice(tx->iov, tx->iov_cnt, off, len, mine);
+	n = len ? shm_cma_write(conn->peer->pid, mine, lcnt, theirs,
+				(size_t)cnt) : 0;
+	status = shm_cma_status(n, len);
+	tx->pushed = true;
+reply:
+	shm_reply_send(ep, conn, SHM_OP_PUSHED, rx_id, status);
+}
