@@ -60,7 +60,7 @@ static int softsrd_start_poll(struct ibv_cq_ex *ibv_cq,
 		return EINVAL;
 	pthread_mutex_lock(&ctx->lock);
 	softsrd_app_enter(ctx);
-	softsrd_progress(ctx);
+	softsrd_progress_poll(ctx, cq);
 	overrun = cq->overrun;
 	cq->seen = cq->tail;
 	pthread_mutex_unlock(&ctx->lock);
@@ -187,7 +187,7 @@ int softsrd_poll_cq(struct ibv_cq *ibv_cq, int n, struct ibv_wc *wc)
 
 	pthread_mutex_lock(&ctx->lock);
 	softsrd_app_enter(ctx);
-	softsrd_progress(ctx);
+	softsrd_progress_poll(ctx, cq);
 	if (WEFT_UNLIKELY(cq->overrun)) {
 		pthread_mutex_unlock(&ctx->lock);
 		return -EOVERFLOW;

@@ -38,8 +38,18 @@ static void softsrd_device_fill(struct softsrd_device *dev,
 	snprintf(dev->ibdev.dev_name, sizeof(dev->ibdev.dev_name), "softsrd");
 }
 
+/* FI_SRD_SOFT_ADDR and FI_SRD_SOFT_IFACE narrow the list; both may be set */
+static bool softsrd_ifa_wanted(const struct ifaddrs *ifa, const char *want,
+			       struct in_addr want_ip, const char *iface)
+{
+	struct in_addr ip = ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
+
+	return (!want[0] || ip.s_addr == want_ip.s_addr) &&
+	       (!iface[0] || !strcmp(ifa->ifa_name, iface));
+}
+
 static int softsrd_devices_scan(struct softsrd_device *devs, int max,
-				const char *want)
+				const char *want, const char *iface)
 {
 	struct ifaddrs *ifas, *ifa;
 	struct in_addr want_ip;
@@ -61,17 +71,17 @@ static int softsrd_devices_scan(struct softsrd_device *devs, int max,
 
 			if (!softsrd_ifa_usable(ifa, lo))
 				continue;
-			ip = ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
-			if (want[0] && ip.s_addr != want_ip.s_addr)
+			if (!softsrd_ifa_wanted(ifa, want, want_ip, iface))
 				continue;
+			ip = ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
 			softsrd_device_fill(&devs[n++], ifa->ifa_name, ip);
 		}
 	}
 	freeifaddrs(ifas);
-	if (want[0] && !n)
+	if ((want[0] || iface[0]) && !n)
 		FI_WARN(softsrd_prov, FI_LOG_CORE,
-			"FI_SRD_SOFT_ADDR=%s is not an address of this host\n",
-			want);
+			"no IPv4 address that is up matches FI_SRD_SOFT_ADDR=%s "
+			"FI_SRD_SOFT_IFACE=%s\n", want, iface);
 	return n;
 }
 
@@ -98,7 +108,7 @@ static struct ibv_device **softsrd_get_device_list(int *num_devices)
 		return NULL;
 	}
 	devs = (struct softsrd_device *)(list + SOFTSRD_MAX_DEVICES + 1);
-	n = softsrd_devices_scan(devs, SOFTSRD_MAX_DEVICES, cfg.addr);
+	n = softsrd_devices_scan(devs, SOFTSRD_MAX_DEVICES, cfg.addr, cfg.iface);
 	for (int i = 0; i < n; i++)
 		list[i] = &devs[i].ibdev;
 	if (num_devices)

@@ -98,6 +98,8 @@ int softsrd_dereg_mr(struct ibv_mr *ibv_mr)
 
 	pthread_mutex_lock(&ctx->lock);
 	HASH_DEL(ctx->mrs, mr);
+	if (ctx->mr_last == mr)
+		ctx->mr_last = NULL;
 	pthread_mutex_unlock(&ctx->lock);
 	free(mr);
 	return 0;
@@ -105,9 +107,13 @@ int softsrd_dereg_mr(struct ibv_mr *ibv_mr)
 
 struct softsrd_mr *softsrd_mr_find(struct softsrd_ctx *ctx, uint32_t key)
 {
-	struct softsrd_mr *mr;
+	struct softsrd_mr *mr = ctx->mr_last;
 
+	if (mr && mr->ibv_mr.rkey == key)
+		return mr;
 	HASH_FIND(hh, ctx->mrs, &key, sizeof(key), mr);
+	if (mr)
+		ctx->mr_last = mr;
 	return mr;
 }
 
@@ -135,6 +141,20 @@ uint16_t softsrd_ahn_lookup(struct softsrd_ctx *ctx, const union ibv_gid *gid)
 	return a ? a->ahn : 0xffff;
 }
 
+/* The receiver's AH number for a peer's GID, looked up again only when
+ * AHs came or went since. */
+uint16_t softsrd_peer_slid(struct softsrd_ctx *ctx, struct softsrd_peer *peer)
+{
+	union ibv_gid gid;
+
+	if (peer->slid_gen != ctx->ahn_gen) {
+		softsrd_gid_from_ip(&gid, peer->sin.sin_addr);
+		peer->slid = softsrd_ahn_lookup(ctx, &gid);
+		peer->slid_gen = ctx->ahn_gen;
+	}
+	return peer->slid;
+}
+
 static struct softsrd_ahn *softsrd_ahn_get(struct softsrd_ctx *ctx,
 					   const union ibv_gid *gid)
 {
@@ -155,6 +175,7 @@ static struct softsrd_ahn *softsrd_ahn_get(struct softsrd_ctx *ctx,
 	if (ctx->next_ahn == 0xffff)
 		ctx->next_ahn = 0;
 	HASH_ADD(hh, ctx->ahns, gid, sizeof(a->gid), a);
+	ctx->ahn_gen++;
 	return a;
 }
 
@@ -210,6 +231,7 @@ int softsrd_destroy_ah(struct ibv_ah *ibv_ah)
 	pthread_mutex_lock(&ctx->lock);
 	if (!--ah->ahn->refs) {
 		HASH_DEL(ctx->ahns, ah->ahn);
+		ctx->ahn_gen++;
 		free(ah->ahn);
 	}
 	pthread_mutex_unlock(&ctx->lock);

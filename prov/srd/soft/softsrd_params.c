@@ -35,6 +35,9 @@ void softsrd_params_define(const struct fi_provider *prov)
 	fi_param_define(prov, "soft_addr", FI_PARAM_STRING,
 			"softsrd: IPv4 address of the one device to offer "
 			"(default: one device per IPv4 address that is up)");
+	fi_param_define(prov, "soft_iface", FI_PARAM_STRING,
+			"softsrd: offer only the devices of this network "
+			"interface, e.g. veth0 (default: all)");
 	fi_param_define(prov, "soft_mtu", FI_PARAM_INT,
 			"softsrd: largest send in bytes, also the RDMA packet "
 			"size (default 8928, like EFA)");
@@ -78,12 +81,17 @@ void softsrd_params_define(const struct fi_provider *prov)
 			"doubling per retry up to 32x");
 	fi_param_define(prov, "soft_retries", FI_PARAM_INT,
 			"softsrd: retransmissions before a work request fails "
-			"with IBV_WC_RETRY_EXC_ERR (default 8)");
+			"with IBV_WC_RESP_TIMEOUT_ERR (default 16, about 0.8 s "
+			"with the default RTO: a peer starved of CPU is not gone)");
 	fi_param_define(prov, "soft_rnr_delay_us", FI_PARAM_INT,
 			"softsrd: wait before resending a send refused with "
 			"RNR (default 100)");
 	fi_param_define(prov, "soft_pkts_per_qp", FI_PARAM_INT,
 			"softsrd: packets in flight per QP (default 1024)");
+	fi_param_define(prov, "soft_rdma_pkt", FI_PARAM_INT,
+			"softsrd: payload bytes per RDMA read/write packet, "
+			"rounded down to 128 (default 0: 65408 when the socket "
+			"got a 4 MiB receive buffer, else the MTU)");
 	fi_param_define(prov, "soft_window", FI_PARAM_INT,
 			"softsrd: packets in flight per peer QP (default 64, "
 			"max 256): bounds what a receiver's socket must hold");
@@ -148,7 +156,7 @@ int softsrd_config_read(struct softsrd_config *cfg)
 	static const char *const orders[] = { "none", "128", "whole" };
 	static const char *const ios[] = { "auto", "uring", "mmsg" };
 	int order = SOFTSRD_ORDER_NONE, io = SOFTSRD_IO_AUTO;
-	char *addr = NULL;
+	char *addr = NULL, *iface = NULL;
 
 	softsrd_init(NULL);
 	*cfg = (struct softsrd_config) {
@@ -162,7 +170,7 @@ int softsrd_config_read(struct softsrd_config *cfg)
 		.rdma_write = true,
 		.rnr_retry = true,
 		.rto_us = 2000,
-		.retries = 8,
+		.retries = 16,
 		.rnr_delay_us = 100,
 		.pkts_per_qp = 1024,
 		.window = 64,
@@ -186,6 +194,9 @@ int softsrd_config_read(struct softsrd_config *cfg)
 	softsrd_get_u32("soft_rnr_delay_us", &cfg->rnr_delay_us, 0, 10000000);
 	softsrd_get_u32("soft_pkts_per_qp", &cfg->pkts_per_qp, 16, 1u << 16);
 	softsrd_get_u32("soft_window", &cfg->window, 1, SOFTSRD_WIN);
+	softsrd_get_u32("soft_rdma_pkt", &cfg->rdma_pkt, 0, SOFTSRD_MAX_RDMA_PKT);
+	if (cfg->rdma_pkt && cfg->rdma_pkt < 128)
+		cfg->rdma_pkt = 128;
 	if (softsrd_get_choice("soft_in_order", orders, 3, &order) ||
 	    softsrd_get_choice("soft_io", ios, 3, &io))
 		return -FI_EINVAL;
@@ -193,5 +204,13 @@ int softsrd_config_read(struct softsrd_config *cfg)
 	cfg->io = io;
 	if (!fi_param_get_str(softsrd_prov, "soft_addr", &addr) && addr)
 		snprintf(cfg->addr, sizeof(cfg->addr), "%s", addr);
+	if (!fi_param_get_str(softsrd_prov, "soft_iface", &iface) && iface) {
+		if (strlen(iface) >= sizeof(cfg->iface)) {
+			FI_WARN(softsrd_prov, FI_LOG_CORE,
+				"FI_SRD_SOFT_IFACE=%s: name too long\n", iface);
+			return -FI_EINVAL;
+		}
+		snprintf(cfg->iface, sizeof(cfg->iface), "%s", iface);
+	}
 	return 0;
 }

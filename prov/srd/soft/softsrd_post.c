@@ -85,6 +85,21 @@ static void softsrd_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	softsrd_wr_rdma(qpx, IBV_WR_RDMA_WRITE, rkey, raddr);
 }
 
+/* A checked RDMA write whose last packet also consumes a receive at the
+ * target (see softsrd_proto.c). */
+static void softsrd_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+				      uint64_t raddr, __be32 imm)
+{
+	struct softsrd_swr *wr = softsrd_wr_new(qpx, IBV_WR_RDMA_WRITE_WITH_IMM);
+
+	if (wr) {
+		wr->rkey = rkey;
+		wr->raddr = raddr;
+		wr->imm = imm;
+		wr->has_imm = true;
+	}
+}
+
 static void softsrd_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				   uint32_t qpn, uint32_t qkey)
 {
@@ -196,6 +211,8 @@ static uint64_t softsrd_op_flag(enum ibv_wr_opcode op)
 		return IBV_QP_EX_WITH_RDMA_READ;
 	case IBV_WR_RDMA_WRITE:
 		return IBV_QP_EX_WITH_RDMA_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 	default:
 		return 0;
 	}
@@ -204,8 +221,7 @@ static uint64_t softsrd_op_flag(enum ibv_wr_opcode op)
 static int softsrd_wr_check(struct softsrd_qp *qp, struct softsrd_swr *wr)
 {
 	const struct softsrd_config *cfg = &qp->ctx->cfg;
-	bool rdma = wr->opcode == IBV_WR_RDMA_READ ||
-		    wr->opcode == IBV_WR_RDMA_WRITE;
+	bool rdma = softsrd_op_is_rdma(wr->opcode);
 
 	if (qp->ibv_qp.state != IBV_QPS_RTS || !wr->peer)
 		return EINVAL;
@@ -234,8 +250,7 @@ static void softsrd_wr_queue(struct softsrd_qp *qp, struct softsrd_swr *wr)
 	uint32_t first = seg - (uint32_t)(wr->raddr & 127);
 
 	wr->npkts = 1;
-	if ((wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_RDMA_WRITE) &&
-	    wr->len > first)
+	if (softsrd_op_is_rdma(wr->opcode) && wr->len > first)
 		wr->npkts += (wr->len - first + seg - 1) / seg;
 	wr->rnr_left = qp->rnr_retry == 7 ? UINT32_MAX : qp->rnr_retry;
 	if (!softsrd_wr_sges_ok(qp, wr)) {
@@ -304,12 +319,6 @@ static void softsrd_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 }
 
 static void softsrd_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
-{
-	softsrd_wr_unsupported(to_softsrd_qp_ex(qpx));
-}
-
-static void softsrd_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
-				      uint64_t raddr, __be32 imm)
 {
 	softsrd_wr_unsupported(to_softsrd_qp_ex(qpx));
 }

@@ -36,6 +36,10 @@ enum softsrd_io { SOFTSRD_IO_AUTO, SOFTSRD_IO_URING, SOFTSRD_IO_MMSG };
 #define SOFTSRD_MAX_SGE       16
 #define SOFTSRD_MAX_MTU       (65507 - (int)sizeof(struct softsrd_hdr))
 #define SOFTSRD_MIN_MTU       256
+/* largest RDMA packet: whole 128-byte lines in the largest UDP payload */
+#define SOFTSRD_MAX_RDMA_PKT  ((uint32_t)SOFTSRD_MAX_MTU & ~127u)
+/* socket receive buffer below which RDMA packets stay at the MTU */
+#define SOFTSRD_BIG_PKT_RCVBUF (4 << 20)
 #define SOFTSRD_QP_PER_CTX    255
 #define SOFTSRD_WIN           256	/* packets in flight per peer */
 #define SOFTSRD_PEERS_MAX     4096	/* per QP: bounds memory a flood can take */
@@ -59,7 +63,9 @@ struct softsrd_config {
 	uint32_t rnr_delay_us;
 	uint32_t pkts_per_qp;
 	uint32_t window;	/* packets in flight per peer, <= SOFTSRD_WIN */
+	uint32_t rdma_pkt;	/* RDMA packet size; 0: auto (set at open) */
 	char addr[64];
+	char iface[IF_NAMESIZE];
 };
 
 int softsrd_config_read(struct softsrd_config *cfg);
@@ -242,7 +248,8 @@ struct softsrd_peer {
 	struct softsrd_peer_key key;
 	UT_hash_handle hh;	/* qp->peers */
 	struct sockaddr_in sin;
-	uint16_t slid;
+	uint16_t slid;		/* ahn of the peer's GID, valid at slid_gen */
+	uint32_t slid_gen;
 	/* initiator */
 	uint64_t next_psn;
 	uint64_t tx_floor;
@@ -294,6 +301,7 @@ struct softsrd_qp {
 	struct softsrd_pkt *pkt_free;
 	struct softsrd_pkt *inflight;
 	struct softsrd_peer *peers;
+	struct softsrd_peer *peer_last;	/* most packets come from the last */
 	uint32_t npeers;
 };
 
@@ -346,8 +354,10 @@ struct softsrd_ctx {
 	struct softsrd_qp *qps[SOFTSRD_QP_PER_CTX + 1];
 	uint32_t qp_hi;			/* highest slot ever used */
 	struct softsrd_mr *mrs;
+	struct softsrd_mr *mr_last;	/* last found: saves the hash */
 	uint32_t key_gen;
 	struct softsrd_ahn *ahns;
+	uint32_t ahn_gen;		/* changes whenever an ahn comes or goes */
 	uint16_t next_ahn;
 	uint64_t next_timer_check;
 	pthread_t thread;
@@ -400,6 +410,13 @@ static inline struct softsrd_qp *to_softsrd_qp_ex(struct ibv_qp_ex *qpx)
 
 /* ---- shared functions ------------------------------------------------- */
 
+/* Operations cut into 128-byte-aligned packets and checked at the target. */
+static inline bool softsrd_op_is_rdma(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_RDMA_WRITE ||
+	       op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
 uint64_t softsrd_now_ns(void);
 
 /* device.c */
@@ -411,6 +428,7 @@ int softsrd_query_device_ex(struct ibv_context *context,
 struct softsrd_mr *softsrd_mr_find(struct softsrd_ctx *ctx, uint32_t key);
 bool softsrd_sge_valid(struct softsrd_ctx *ctx, const struct ibv_sge *sge);
 uint16_t softsrd_ahn_lookup(struct softsrd_ctx *ctx, const union ibv_gid *gid);
+uint16_t softsrd_peer_slid(struct softsrd_ctx *ctx, struct softsrd_peer *peer);
 void softsrd_gid_from_ip(union ibv_gid *gid, struct in_addr ip);
 int softsrd_ip_from_gid(const union ibv_gid *gid, struct in_addr *ip);
 
@@ -452,6 +470,7 @@ int softsrd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 
 /* proto.c */
 int softsrd_progress(struct softsrd_ctx *ctx);
+int softsrd_progress_poll(struct softsrd_ctx *ctx, struct softsrd_cq *cq);
 bool softsrd_busy(const struct softsrd_ctx *ctx);
 void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *hdr,
 		      uint8_t *payload, size_t len,
@@ -478,6 +497,7 @@ int softsrd_wire_open(struct softsrd_ctx *ctx);
 void softsrd_wire_close(struct softsrd_ctx *ctx);
 struct softsrd_txd *softsrd_wire_txd(struct softsrd_ctx *ctx);
 void softsrd_wire_flush(struct softsrd_ctx *ctx);
+bool softsrd_wire_headers_only(const struct softsrd_ctx *ctx);
 int softsrd_wire_rx(struct softsrd_ctx *ctx);
 void softsrd_wire_held_due(struct softsrd_ctx *ctx, uint64_t now);
 bool softsrd_wire_chance(struct softsrd_ctx *ctx, uint32_t percent);

@@ -17,6 +17,11 @@
  *
  * A send refused for want of a receive (RNR) is retried under a new PSN
  * after FI_SRD_SOFT_RNR_DELAY_US, rnr_retry times (7: forever).
+ *
+ * RDMA write with immediate is an RDMA write whose last packet carries the
+ * immediate and goes only once every other packet has landed, so the target
+ * consumes a receive (or answers RNR, and only that packet goes again) and
+ * reports the whole message with one IBV_WC_RECV_RDMA_WITH_IMM completion.
  */
 #include "weft/compat.h"
 #include "softsrd_priv.h"
@@ -28,14 +33,29 @@
 
 /* ---- peers ------------------------------------------------------------ */
 
+/* Peers live as long as their QP, so the last one found may be kept. */
+static struct softsrd_peer *softsrd_peer_find(struct softsrd_qp *qp,
+					      const struct sockaddr_in *sin,
+					      uint32_t qpn)
+{
+	struct softsrd_peer_key key = { .ip = sin->sin_addr.s_addr, .qpn = qpn };
+	struct softsrd_peer *peer = qp->peer_last;
+
+	if (peer && peer->key.ip == key.ip && peer->key.qpn == key.qpn)
+		return peer;
+	HASH_FIND(hh, qp->peers, &key, sizeof(key), peer);
+	if (peer)
+		qp->peer_last = peer;
+	return peer;
+}
+
 struct softsrd_peer *softsrd_peer_get(struct softsrd_qp *qp,
 				      const struct sockaddr_in *sin,
 				      uint32_t qpn)
 {
 	struct softsrd_peer_key key = { .ip = sin->sin_addr.s_addr, .qpn = qpn };
-	struct softsrd_peer *peer;
+	struct softsrd_peer *peer = softsrd_peer_find(qp, sin, qpn);
 
-	HASH_FIND(hh, qp->peers, &key, sizeof(key), peer);
 	if (peer)
 		return peer;
 	if (qp->npeers >= SOFTSRD_PEERS_MAX)
@@ -47,19 +67,10 @@ struct softsrd_peer *softsrd_peer_get(struct softsrd_qp *qp,
 	peer->sin.sin_family = AF_INET;
 	peer->sin.sin_addr = sin->sin_addr;
 	peer->sin.sin_port = htons((uint16_t)(qpn >> 8));
+	peer->slid_gen = qp->ctx->ahn_gen - 1;	/* not looked up yet */
 	HASH_ADD(hh, qp->peers, key, sizeof(key), peer);
 	qp->npeers++;
-	return peer;
-}
-
-static struct softsrd_peer *softsrd_peer_find(struct softsrd_qp *qp,
-					      const struct sockaddr_in *sin,
-					      uint32_t qpn)
-{
-	struct softsrd_peer_key key = { .ip = sin->sin_addr.s_addr, .qpn = qpn };
-	struct softsrd_peer *peer;
-
-	HASH_FIND(hh, qp->peers, &key, sizeof(key), peer);
+	qp->peer_last = peer;
 	return peer;
 }
 
@@ -67,8 +78,9 @@ static struct softsrd_peer *softsrd_peer_find(struct softsrd_qp *qp,
 
 uint32_t softsrd_seg_size(const struct softsrd_ctx *ctx)
 {
-	/* whole 128-byte lines per packet, so ALIGNED_128 holds per packet */
-	return ctx->cfg.mtu & ~127u;
+	/* whole 128-byte lines per packet, so ALIGNED_128 holds per packet
+	 * (softsrd_wire_open settles rdma_pkt) */
+	return ctx->cfg.rdma_pkt & ~127u;
 }
 
 /* Segment boundaries sit on 128-byte-aligned target addresses. */
@@ -79,7 +91,7 @@ static void softsrd_seg(const struct softsrd_ctx *ctx,
 	uint32_t seg = softsrd_seg_size(ctx);
 	uint32_t first = seg - (uint32_t)(wr->raddr & 127);
 
-	if (wr->opcode != IBV_WR_RDMA_READ && wr->opcode != IBV_WR_RDMA_WRITE) {
+	if (!softsrd_op_is_rdma(wr->opcode)) {
 		*off = 0;
 		*len = wr->len;
 		return;
@@ -96,6 +108,7 @@ static uint8_t softsrd_pkt_type(enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return SOFTSRD_PKT_WRITE;
 	case IBV_WR_RDMA_READ:
 		return SOFTSRD_PKT_READ_REQ;
@@ -142,7 +155,9 @@ static void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
 	memset(h, 0, sizeof(*h));
 	h->version = SOFTSRD_WIRE_VERSION;
 	h->type = softsrd_pkt_type(wr->opcode);
-	h->flags = wr->has_imm ? SOFTSRD_FLAG_IMM : 0;
+	/* only the packet that ends the message carries the immediate */
+	h->flags = wr->has_imm && pkt->off + pkt->len == wr->len ?
+		   SOFTSRD_FLAG_IMM : 0;
 	h->src_qpn = htole32(qp->ibv_qp.qp_num);
 	h->dst_qpn = htole32(pkt->peer->key.qpn);
 	h->qkey = htole32(wr->peer_qkey);
@@ -166,14 +181,18 @@ static uint64_t softsrd_rto(const struct softsrd_ctx *ctx, uint32_t tries)
 	return (uint64_t)ctx->cfg.rto_us * 1000 << (tries < 5 ? tries : 5);
 }
 
-/* Whole-message order over several packets: the packet holding the last
- * word goes only once every other one has landed. */
+/* Whole-message order over several packets, and the completion of a write
+ * with immediate: the last packet goes only once every other one has
+ * landed. */
 static bool softsrd_wr_fenced(const struct softsrd_qp *qp,
 			      const struct softsrd_swr *wr)
 {
-	return qp->ctx->cfg.in_order == SOFTSRD_ORDER_WHOLE &&
-	       wr->opcode == IBV_WR_RDMA_WRITE && wr->npkts > 1 &&
-	       wr->nsent == wr->npkts - 1 && wr->ndone < wr->npkts - 1;
+	bool fence = wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+		     (wr->opcode == IBV_WR_RDMA_WRITE &&
+		      qp->ctx->cfg.in_order == SOFTSRD_ORDER_WHOLE);
+
+	return fence && wr->npkts > 1 && wr->nsent == wr->npkts - 1 &&
+	       wr->ndone < wr->npkts - 1;
 }
 
 static bool softsrd_wr_send_one(struct softsrd_qp *qp, struct softsrd_swr *wr,
@@ -227,6 +246,7 @@ static enum ibv_wc_opcode softsrd_wc_opcode(enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return IBV_WC_RDMA_WRITE;
 	case IBV_WR_RDMA_READ:
 		return IBV_WC_RDMA_READ;
@@ -318,10 +338,15 @@ static void softsrd_pkt_answered(struct softsrd_qp *qp, struct softsrd_pkt *pkt,
 {
 	struct softsrd_swr *wr = pkt->wr;
 
+	/* RNR only makes sense for the one packet that needs a receive: the
+	 * last, sent alone (anything else is a confused peer: an error) */
+	bool rnr_ok = wr->ndone == wr->npkts - 1 && wr->nsent == wr->npkts &&
+		      pkt->off + pkt->len == wr->len;
+
 	softsrd_pkt_release(qp, pkt);
 	if (status >= SOFTSRD_ST_MAX)
 		status = SOFTSRD_ST_INV_REQ;
-	if (status == SOFTSRD_ST_RNR && wr->npkts == 1) {
+	if (status == SOFTSRD_ST_RNR && rnr_ok) {
 		softsrd_wr_rnr(qp, wr);
 		return;
 	}
@@ -471,28 +496,14 @@ static void softsrd_rx_read_req(struct softsrd_rx *rx)
 		return;
 	}
 	src = softsrd_rdma_target(rx, IBV_ACCESS_REMOTE_READ);
-	if (!src || rx->seg_len > softsrd_seg_size(ctx)) {
+	/* the initiator may cut reads bigger than this device would: any
+	 * piece that fits one datagram is served */
+	if (!src || rx->seg_len > SOFTSRD_MAX_RDMA_PKT) {
 		softsrd_reply(rx, SOFTSRD_PKT_READ_RESP, SOFTSRD_ST_ACCESS,
 			      NULL, 0);
 		return;
 	}
 	softsrd_reply(rx, SOFTSRD_PKT_READ_RESP, SOFTSRD_ST_OK, src, rx->seg_len);
-}
-
-static uint8_t softsrd_rx_write(struct softsrd_rx *rx)
-{
-	struct softsrd_ctx *ctx = rx->qp->ctx;
-	uint8_t *dst;
-
-	if (!ctx->cfg.rdma_write)
-		return SOFTSRD_ST_OP;
-	if (rx->seg_len != rx->len)
-		return SOFTSRD_ST_INV_REQ;
-	dst = softsrd_rdma_target(rx, IBV_ACCESS_REMOTE_WRITE);
-	if (!dst)
-		return SOFTSRD_ST_ACCESS;
-	softsrd_place(dst, rx->payload, rx->len, ctx->cfg.in_order);
-	return SOFTSRD_ST_OK;
 }
 
 static struct softsrd_cqe *softsrd_rx_cqe(struct softsrd_rx *rx,
@@ -516,7 +527,6 @@ static uint8_t softsrd_rx_send(struct softsrd_rx *rx)
 	struct softsrd_ctx *ctx = qp->ctx;
 	struct softsrd_rwr *r;
 	struct softsrd_cqe *e;
-	union ibv_gid gid;
 	uint64_t room = 0;
 
 	if (rx->seg_len != rx->len || rx->len > ctx->cfg.mtu)
@@ -544,15 +554,67 @@ static uint8_t softsrd_rx_send(struct softsrd_rx *rx)
 	e = softsrd_rx_cqe(rx, r->wr_id, IBV_WC_SUCCESS);
 	if (!e)
 		return SOFTSRD_ST_INV_REQ;
-	softsrd_gid_from_ip(&gid, rx->from->sin_addr);
 	e->opcode = IBV_WC_RECV;
 	e->byte_len = (uint32_t)rx->len;
 	e->src_qp = rx->src_qpn;
-	e->slid = softsrd_ahn_lookup(ctx, &gid);
+	e->slid = softsrd_peer_slid(ctx, rx->peer);
 	if (rx->flags & SOFTSRD_FLAG_IMM) {
 		e->imm = rx->imm;
 		e->wc_flags = IBV_WC_WITH_IMM;
 	}
+	return SOFTSRD_ST_OK;
+}
+
+/* The last packet of a write with immediate: every other one has landed
+ * (the initiator holds it back until then), so placing it and consuming a
+ * receive completes the message. The receive's buffers stay untouched. */
+static uint8_t softsrd_rx_write_imm(struct softsrd_rx *rx, uint8_t *dst)
+{
+	struct softsrd_qp *qp = rx->qp;
+	struct softsrd_ctx *ctx = qp->ctx;
+	struct softsrd_rwr *r;
+	struct softsrd_cqe *e;
+
+	if (qp->rq_head == qp->rq_tail ||
+	    softsrd_wire_chance(ctx, ctx->cfg.rnr))
+		return SOFTSRD_ST_RNR;
+	if (qp->rcq->overrun)
+		return SOFTSRD_ST_INV_REQ;
+	if (rx->len)
+		softsrd_place(dst, rx->payload, rx->len, ctx->cfg.in_order);
+	r = &qp->rq[qp->rq_head++ % qp->rq_size];
+	e = softsrd_rx_cqe(rx, r->wr_id, IBV_WC_SUCCESS);
+	if (!e)
+		return SOFTSRD_ST_INV_REQ;
+	e->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+	e->byte_len = rx->msg_len;
+	e->src_qp = rx->src_qpn;
+	e->slid = softsrd_peer_slid(ctx, rx->peer);
+	e->imm = rx->imm;
+	e->wc_flags = IBV_WC_WITH_IMM;
+	return SOFTSRD_ST_OK;
+}
+
+static uint8_t softsrd_rx_write(struct softsrd_rx *rx)
+{
+	struct softsrd_ctx *ctx = rx->qp->ctx;
+	bool imm = rx->flags & SOFTSRD_FLAG_IMM;
+	uint8_t *dst = NULL;
+
+	if (!ctx->cfg.rdma_write)
+		return SOFTSRD_ST_OP;
+	if (rx->seg_len != rx->len ||
+	    (imm && (uint64_t)rx->seg_off + rx->seg_len != rx->msg_len))
+		return SOFTSRD_ST_INV_REQ;
+	/* a zero-length write touches nothing: no key to check (as IB) */
+	if (!imm || rx->msg_len) {
+		dst = softsrd_rdma_target(rx, IBV_ACCESS_REMOTE_WRITE);
+		if (!dst)
+			return SOFTSRD_ST_ACCESS;
+	}
+	if (imm)
+		return softsrd_rx_write_imm(rx, dst);
+	softsrd_place(dst, rx->payload, rx->len, ctx->cfg.in_order);
 	return SOFTSRD_ST_OK;
 }
 
@@ -700,7 +762,8 @@ void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 
 /* ---- one round of progress ------------------------------------------------ */
 
-int softsrd_progress(struct softsrd_ctx *ctx)
+/* Everything but sending what it staged. */
+static int softsrd_progress_work(struct softsrd_ctx *ctx)
 {
 	uint64_t now;
 	int n;
@@ -718,7 +781,32 @@ int softsrd_progress(struct softsrd_ctx *ctx)
 	for (uint32_t i = 1; i <= ctx->qp_hi; i++)
 		if (ctx->qps[i] && ctx->qps[i]->pending)
 			softsrd_qp_push_pending(ctx->qps[i]);
+	return n;
+}
+
+int softsrd_progress(struct softsrd_ctx *ctx)
+{
+	int n = softsrd_progress_work(ctx);
+
 	softsrd_wire_flush(ctx);
+	return n;
+}
+
+/*
+ * Progress on behalf of a poll of cq. When the round gave the application
+ * completions to read, it will most likely post next (a reply, a receive):
+ * acknowledgements then wait for that post's flush, so both leave in one
+ * submit and the peer gets both in one receive. Only header-only datagrams
+ * wait (nothing pointing at memory the application may free meanwhile),
+ * and at most until the next post or poll, or until the device thread
+ * takes over (well within the peer's RTO).
+ */
+int softsrd_progress_poll(struct softsrd_ctx *ctx, struct softsrd_cq *cq)
+{
+	int n = softsrd_progress_work(ctx);
+
+	if (cq->tail == cq->head || !softsrd_wire_headers_only(ctx))
+		softsrd_wire_flush(ctx);
 	return n;
 }
 

@@ -25,7 +25,8 @@ static int softsrd_qp_check(struct softsrd_ctx *ctx,
 	if (cfg->rdma_read)
 		ops |= IBV_QP_EX_WITH_RDMA_READ;
 	if (cfg->rdma_write)
-		ops |= IBV_QP_EX_WITH_RDMA_WRITE;
+		ops |= IBV_QP_EX_WITH_RDMA_WRITE |
+		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 	if (!efa || inlen < offsetof(struct efadv_qp_init_attr, reserved) ||
 	    efa->driver_qp_type != EFADV_QP_DRIVER_TYPE_SRD ||
 	    a->qp_type != IBV_QPT_DRIVER) {
@@ -270,7 +271,7 @@ int softsrd_query_qp_data_in_order(struct ibv_qp *ibv_qp,
 	int caps = 0;
 
 	if (op != IBV_WR_SEND && op != IBV_WR_SEND_WITH_IMM &&
-	    op != IBV_WR_RDMA_WRITE)
+	    op != IBV_WR_RDMA_WRITE && op != IBV_WR_RDMA_WRITE_WITH_IMM)
 		return 0;
 	if (qp->ctx->cfg.in_order == SOFTSRD_ORDER_WHOLE)
 		caps = SRD_IN_ORDER_WHOLE_MSG;

@@ -4,7 +4,10 @@
  * streaming bandwidth of RDMA writes and sends between two processes over
  * 127.0.0.1, both busy-polling, through the verbs objects only.
  *
- *   bench_softsrd [iterations]      (taskset/pinning is up to the caller)
+ *   bench_softsrd [iterations [size]]  (taskset/pinning is up to the caller)
+ *
+ * With a size, only that test runs: the send ping-pong up to 8192 bytes,
+ * streaming RDMA writes above (the form for callgrind and for scripts).
  */
 #include "weft/compat.h"
 #include "prov/srd/soft/softsrd.h"
@@ -215,6 +218,12 @@ static void write_bw(struct bnode *n, const struct binfo *peer, uint32_t len,
 int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 10000;
+	uint32_t only = argc > 2 ? (uint32_t)atoi(argv[2]) : 0;
+
+	if (only > BUF_LEN) {
+		fprintf(stderr, "size at most %u\n", BUF_LEN);
+		return 2;
+	}
 	static const uint32_t sizes[] = { 8, 64, 1024, 8192 };
 	int p2c[2], c2p[2];
 	struct binfo me, peer;
@@ -227,6 +236,9 @@ int main(int argc, char **argv)
 	pid = fork();
 	if (pid < 0)
 		die("fork");
+	/* each keeps only its own pipe ends, so a side that dies is an EOF */
+	close(pid ? p2c[0] : p2c[1]);
+	close(pid ? c2p[1] : c2p[0]);
 	/* one process per vCPU, as fi_pingpong runs are pinned */
 	{
 		cpu_set_t set;
@@ -254,9 +266,17 @@ int main(int argc, char **argv)
 		die("pipe");
 	if (pid)
 		printf("%-10s %10s %12s\n", "test", "bytes", "usec / MB/s");
-	for (size_t i = 0; i < WEFT_ARRAY_SIZE(sizes); i++)
+	for (size_t i = 0; i < WEFT_ARRAY_SIZE(sizes) && !only; i++)
 		pingpong(&n, pid != 0, sizes[i], iters);
-	if (pid) {
+	if (only && only <= 8192)
+		pingpong(&n, pid != 0, only, iters);
+	if (pid && only) {
+		if (only > 8192)
+			write_bw(&n, &peer, only, iters);
+		if (write(p2c[1], "d", 1) != 1)
+			die("pipe");
+		waitpid(pid, NULL, 0);
+	} else if (pid) {
 		write_bw(&n, &peer, 65536, iters / 4);
 		write_bw(&n, &peer, 1 << 20, iters / 40 + 10);
 		if (write(p2c[1], "d", 1) != 1)
@@ -267,8 +287,11 @@ int main(int argc, char **argv)
 		 * serve the writes */
 		struct ibv_poll_cq_attr attr = { 0 };
 
+		ssize_t r;
+
 		fcntl(p2c[0], F_SETFL, O_NONBLOCK);
-		while (read(p2c[0], &go, 1) != 1) {
+		/* until told, or until the parent is gone (EOF) */
+		while ((r = read(p2c[0], &go, 1)) != 1 && r != 0) {
 			if (!ibv_start_poll(n.cq, &attr))
 				ibv_end_poll(n.cq);
 		}

@@ -40,6 +40,7 @@ void treset(void)
 		"MTU", "LOSS", "DUP", "REORDER", "DELAY_US", "RNR", "IN_ORDER",
 		"RTO_US", "RETRIES", "RNR_DELAY_US", "IO", "MAX_SGE",
 		"INLINE_BUF_SIZE", "RDMA_READ", "RDMA_WRITE", "MAX_SQ_WR",
+		"RDMA_PKT", "IFACE",
 	};
 
 	for (size_t i = 0; i < WEFT_ARRAY_SIZE(names); i++)
@@ -59,7 +60,8 @@ static void tnode_qp(struct tnode *n, uint8_t rnr_retry)
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = n->pd,
 		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_RDMA_WRITE,
+				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_RDMA_WRITE |
+				  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
 	};
 	struct efadv_qp_init_attr efa = { .driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD };
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -71,7 +73,8 @@ static void tnode_qp(struct tnode *n, uint8_t rnr_retry)
 	if (!(caps.device_caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))
 		a.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_RDMA_READ;
 	if (!(caps.device_caps & SRD_EFADV_CAPS_RDMA_WRITE))
-		a.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_RDMA_WRITE;
+		a.send_ops_flags &= ~(uint64_t)(IBV_QP_EX_WITH_RDMA_WRITE |
+						IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
 	n->qp = V->efadv_create_qp_ex(n->ctx, &a, &efa, sizeof(efa));
 	assert_non_null(n->qp);
 	n->qpx = V->qp_to_qp_ex(n->qp);
@@ -179,6 +182,18 @@ int tpost_rdma(struct tnode *a, bool write, uint64_t wr_id, void *addr,
 	return ibv_wr_complete(a->qpx);
 }
 
+int tpost_write_imm(struct tnode *a, uint64_t wr_id, void *addr, uint32_t len,
+		    uint32_t lkey, uint32_t rkey, uint64_t raddr, uint32_t imm)
+{
+	ibv_wr_start(a->qpx);
+	a->qpx->wr_id = wr_id;
+	a->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(a->qpx, rkey, raddr, htobe32(imm));
+	ibv_wr_set_ud_addr(a->qpx, a->ah, a->peer_qpn, a->peer_qkey);
+	ibv_wr_set_sge(a->qpx, lkey, (uintptr_t)addr, len);
+	return ibv_wr_complete(a->qpx);
+}
+
 int tpost_recv(struct tnode *n, uint64_t wr_id, void *addr, uint32_t len,
 	       uint32_t lkey)
 {
@@ -203,6 +218,7 @@ static void tcomp_read(struct ibv_cq_ex *cq, struct tcomp *c)
 	c->byte_len = ibv_wc_read_byte_len(cq);
 	c->wc_flags = ibv_wc_read_wc_flags(cq);
 	c->src_qp = ibv_wc_read_src_qp(cq);
+	c->slid = ibv_wc_read_slid(cq);
 	if (c->wc_flags & IBV_WC_WITH_IMM)
 		c->imm = be32toh(ibv_wc_read_imm_data(cq));
 }

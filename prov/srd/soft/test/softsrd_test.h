@@ -45,6 +45,7 @@ struct tcomp {
 	uint32_t qp_num;
 	unsigned int wc_flags;
 	uint32_t vendor_err;
+	uint32_t slid;
 };
 
 /* Settings for the next tnode_open (FI_SRD_SOFT_<name>); NULL unsets. */
@@ -60,6 +61,8 @@ int tpost_send(struct tnode *a, uint64_t wr_id, void *addr, uint32_t len,
 	       uint32_t lkey, bool imm, uint32_t imm_data);
 int tpost_rdma(struct tnode *a, bool write, uint64_t wr_id, void *addr,
 	       uint32_t len, uint32_t lkey, uint32_t rkey, uint64_t raddr);
+int tpost_write_imm(struct tnode *a, uint64_t wr_id, void *addr, uint32_t len,
+		    uint32_t lkey, uint32_t rkey, uint64_t raddr, uint32_t imm);
 int tpost_recv(struct tnode *n, uint64_t wr_id, void *addr, uint32_t len,
 	       uint32_t lkey);
 /* One completion within the hang guard (cmocka failure otherwise). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * softsrd through its verbs objects: capabilities, sends, immediate data,
- * RDMA, MR checks, RNR, MTU, CQ batching and overrun, in-order claims.
+ * RDMA, RDMA write with immediate, MR checks, RNR, MTU, CQ batching and
+ * overrun, in-order claims.
  * Two device contexts in one process, on 127.0.0.1.
  */
 #include "weft/compat.h"
@@ -185,6 +186,230 @@ static void test_rdma(void **state)
 	assert_true(tcheck(p.a.buf + len, len, 9));
 	/* no completion on the target side for RDMA */
 	assert_false(tpoll_for(&p.b, &c, 5));
+	pair_close(&p);
+}
+
+/* The target's one completion for a write with immediate: the receive's
+ * wr_id, the whole write's length, the immediate, the sender's QP. */
+static void expect_write_imm_recv(struct pair *p, uint64_t wr_id,
+				  uint32_t len, uint32_t imm)
+{
+	struct efadv_ah_attr ah_attr;
+	struct tcomp c;
+
+	tpoll(&p->b, &c);
+	assert_int_equal(c.status, IBV_WC_SUCCESS);
+	assert_int_equal(c.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(c.wr_id, wr_id);
+	assert_int_equal(c.byte_len, len);
+	assert_true(c.wc_flags & IBV_WC_WITH_IMM);
+	assert_int_equal(c.imm, imm);
+	assert_int_equal(c.src_qp, p->a.qpn);
+	assert_int_equal(c.qp_num, p->b.qpn);
+	/* slid: b's AH number for a's GID, 0xffff once b has none */
+	if (p->b.ah) {
+		assert_int_equal(V->efadv_query_ah(p->b.ah, &ah_attr,
+						   sizeof(ah_attr)), 0);
+		assert_int_equal(c.slid, ah_attr.ahn);
+	} else {
+		assert_int_equal(c.slid, 0xffff);
+	}
+}
+
+static void expect_send_done(struct tnode *n, uint64_t wr_id,
+			     enum ibv_wc_status status,
+			     enum ibv_wc_opcode opcode)
+{
+	struct tcomp c;
+
+	tpoll(n, &c);
+	assert_int_equal(c.wr_id, wr_id);
+	assert_int_equal(c.status, status);
+	if (status == IBV_WC_SUCCESS)
+		assert_int_equal(c.opcode, opcode);
+}
+
+static void test_write_imm(void **state)
+{
+	size_t len = 300000;	/* many packets, odd size */
+	struct pair p;
+	struct tcomp c;
+	uint8_t *rbuf;
+
+	pair_open(&p, 2 * len + 4096, T_ACCESS_ALL, 64, 0);
+	rbuf = p.b.buf + 2 * len;
+	memset(rbuf, 0x5c, 4096);
+	assert_int_equal(tpost_recv(&p.b, 41, rbuf, 4096, p.b.mr->lkey), 0);
+	assert_int_equal(tpost_recv(&p.b, 42, rbuf, 4096, p.b.mr->lkey), 0);
+	tfill(p.a.buf, len, 11);
+	assert_int_equal(tpost_write_imm(&p.a, 1, p.a.buf, (uint32_t)len - 5,
+					 p.a.mr->lkey, p.b.mr->rkey,
+					 (uintptr_t)p.b.buf + 5, 0xfeedf00d), 0);
+	expect_write_imm_recv(&p, 41, (uint32_t)len - 5, 0xfeedf00d);
+	/* the whole message has landed when the completion shows */
+	assert_int_equal(p.b.buf[4], 0);
+	assert_memory_equal(p.b.buf + 5, p.a.buf, len - 5);
+	assert_int_equal(p.b.buf[len], 0);
+	expect_send_done(&p.a, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	/* zero length: immediate only, the receive's buffer untouched */
+	assert_int_equal(tpost_write_imm(&p.a, 2, p.a.buf, 0, p.a.mr->lkey, 0, 0,
+					 7), 0);
+	expect_write_imm_recv(&p, 42, 0, 7);
+	expect_send_done(&p.a, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	/* b's AH to a goes away: later completions carry no AH number */
+	assert_int_equal(V->destroy_ah(p.b.ah), 0);
+	p.b.ah = NULL;
+	assert_int_equal(tpost_recv(&p.b, 43, rbuf, 4096, p.b.mr->lkey), 0);
+	assert_int_equal(tpost_write_imm(&p.a, 3, p.a.buf, 8, p.a.mr->lkey,
+					 p.b.mr->rkey, (uintptr_t)p.b.buf, 8), 0);
+	expect_write_imm_recv(&p, 43, 8, 8);
+	expect_send_done(&p.a, 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	for (int i = 0; i < 4096; i++)
+		assert_int_equal(rbuf[i], 0x5c);
+	/* exactly one receive per message */
+	assert_false(tpoll_for(&p.b, &c, 5));
+	pair_close(&p);
+}
+
+/* ibv_poll_cq reports the same fields as the extended CQ */
+static void test_write_imm_poll_cq(void **state)
+{
+	struct pair p;
+	struct ibv_wc wc;
+	int n;
+
+	pair_open(&p, 8192, T_ACCESS_ALL, 64, 0);
+	assert_int_equal(tpost_recv(&p.b, 9, p.b.buf + 4096, 64, p.b.mr->lkey), 0);
+	tfill(p.a.buf, 1000, 3);
+	assert_int_equal(tpost_write_imm(&p.a, 1, p.a.buf, 1000, p.a.mr->lkey,
+					 p.b.mr->rkey, (uintptr_t)p.b.buf, 0x01020304), 0);
+	do
+		n = ibv_poll_cq(ibv_cq_ex_to_cq(p.b.cq), 1, &wc);
+	while (n == 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.byte_len, 1000);
+	assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
+	assert_int_equal(be32toh(wc.imm_data), 0x01020304);
+	assert_int_equal(wc.src_qp, p.a.qpn);
+	assert_true(tcheck(p.b.buf, 1000, 3));
+	expect_send_done(&p.a, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	pair_close(&p);
+}
+
+/* No receive posted: RNR as for a send, retried until the receive comes
+ * (rnr_retry 7), or an error when the retries run out. */
+static void test_write_imm_rnr(void **state)
+{
+	size_t len = 40000;
+	struct pair p;
+	struct tcomp c;
+
+	tset("RNR_DELAY_US", "100");
+	pair_open(&p, len, T_ACCESS_ALL, 64, 7);
+	tfill(p.a.buf, len, 21);
+	assert_int_equal(tpost_write_imm(&p.a, 3, p.a.buf, (uint32_t)len,
+					 p.a.mr->lkey, p.b.mr->rkey,
+					 (uintptr_t)p.b.buf, 99), 0);
+	assert_false(tpoll_for(&p.a, &c, 30));
+	assert_false(tpoll_for(&p.b, &c, 1));
+	assert_int_equal(tpost_recv(&p.b, 5, NULL, 0, p.b.mr->lkey), 0);
+	expect_write_imm_recv(&p, 5, (uint32_t)len, 99);
+	assert_true(tcheck(p.b.buf, len, 21));
+	expect_send_done(&p.a, 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	pair_close(&p);
+
+	pair_open(&p, len, T_ACCESS_ALL, 64, 1);
+	assert_int_equal(tpost_write_imm(&p.a, 4, p.a.buf, (uint32_t)len,
+					 p.a.mr->lkey, p.b.mr->rkey,
+					 (uintptr_t)p.b.buf, 1), 0);
+	tpoll(&p.a, &c);
+	assert_int_equal(c.wr_id, 4);
+	assert_int_equal(c.status, IBV_WC_RNR_RETRY_EXC_ERR);
+	assert_int_equal(c.vendor_err, 10);
+	assert_int_equal(tpost_recv(&p.b, 6, NULL, 0, p.b.mr->lkey), 0);
+	assert_false(tpoll_for(&p.b, &c, 20));
+	pair_close(&p);
+}
+
+/* A key or bounds violation fails at the initiator, touches nothing and
+ * consumes no receive; a QP without the operation refuses the post. */
+static void test_write_imm_errors(void **state)
+{
+	size_t len = 65536;
+	struct pair p;
+	struct tcomp c;
+
+	pair_open(&p, len, T_ACCESS_ALL, 64, 0);
+	memset(p.b.buf, 0x33, len);
+	tfill(p.a.buf, len, 8);
+	assert_int_equal(tpost_recv(&p.b, 70, NULL, 0, p.b.mr->lkey), 0);
+	assert_int_equal(tpost_write_imm(&p.a, 1, p.a.buf, 100, p.a.mr->lkey,
+					 p.b.mr->rkey ^ 0x10000, (uintptr_t)p.b.buf,
+					 1), 0);
+	tpoll(&p.a, &c);
+	assert_int_equal(c.status, IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(c.vendor_err, 7);
+	assert_int_equal(tpost_write_imm(&p.a, 2, p.a.buf, (uint32_t)len,
+					 p.a.mr->lkey, p.b.mr->rkey,
+					 (uintptr_t)p.b.buf + 1, 1), 0);
+	tpoll(&p.a, &c);
+	assert_int_equal(c.wr_id, 2);
+	assert_int_equal(c.status, IBV_WC_REM_ACCESS_ERR);
+	for (size_t i = 0; i < len; i++)
+		assert_int_equal(p.b.buf[i], 0x33);
+	assert_false(tpoll_for(&p.b, &c, 5));
+	/* the receive is still there for the next good one */
+	assert_int_equal(tpost_write_imm(&p.a, 3, p.a.buf, 64, p.a.mr->lkey,
+					 p.b.mr->rkey, (uintptr_t)p.b.buf, 2), 0);
+	expect_write_imm_recv(&p, 70, 64, 2);
+	expect_send_done(&p.a, 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	assert_true(tcheck(p.b.buf, 64, 8));
+	pair_close(&p);
+
+	/* a device without RDMA write offers no write with immediate */
+	tset("RDMA_WRITE", "0");
+	pair_open(&p, 4096, T_ACCESS_ALL, 64, 0);
+	assert_int_equal(tpost_write_imm(&p.a, 1, p.a.buf, 64, p.a.mr->lkey,
+					 p.b.mr->rkey, (uintptr_t)p.b.buf, 1),
+			 EOPNOTSUPP);
+	pair_close(&p);
+}
+
+/* Devices cutting RDMA into different packet sizes still read and write
+ * each other's memory, both ways. */
+static void test_rdma_pkt_mix(void **state)
+{
+	size_t len = 200000;
+	struct pair p;
+	struct tcomp c;
+
+	tset("RDMA_PKT", "1000");	/* rounded down to 896 */
+	tnode_open(&p.a, 2 * len, T_ACCESS_ALL, 64, 0);
+	tset("RDMA_PKT", "65408");
+	tnode_open(&p.b, 2 * len, T_ACCESS_ALL, 64, 0);
+	tnode_connect(&p.a, &p.b.gid, p.b.qpn, p.b.qkey);
+	tnode_connect(&p.b, &p.a.gid, p.a.qpn, p.a.qkey);
+	for (int dir = 0; dir < 2; dir++) {
+		struct tnode *x = dir ? &p.b : &p.a, *y = dir ? &p.a : &p.b;
+
+		tfill(x->buf, len, 30 + (uint32_t)dir);
+		assert_int_equal(tpost_rdma(x, true, 1, x->buf, (uint32_t)len,
+					    x->mr->lkey, y->mr->rkey,
+					    (uintptr_t)y->buf + 1), 0);
+		tpoll(x, &c);
+		assert_int_equal(c.status, IBV_WC_SUCCESS);
+		assert_true(tcheck(y->buf + 1, len, 30 + (uint32_t)dir));
+		tfill(y->buf + len, len, 40 + (uint32_t)dir);
+		assert_int_equal(tpost_rdma(x, false, 2, x->buf + len, (uint32_t)len,
+					    x->mr->lkey, y->mr->rkey,
+					    (uintptr_t)y->buf + len), 0);
+		tpoll(x, &c);
+		assert_int_equal(c.status, IBV_WC_SUCCESS);
+		assert_true(tcheck(x->buf + len, len, 40 + (uint32_t)dir));
+	}
 	pair_close(&p);
 }
 
@@ -521,6 +746,11 @@ int main(void)
 		cmocka_unit_test_setup(test_send_recv, setup),
 		cmocka_unit_test_setup(test_send_imm, setup),
 		cmocka_unit_test_setup(test_rdma, setup),
+		cmocka_unit_test_setup(test_rdma_pkt_mix, setup),
+		cmocka_unit_test_setup(test_write_imm, setup),
+		cmocka_unit_test_setup(test_write_imm_poll_cq, setup),
+		cmocka_unit_test_setup(test_write_imm_rnr, setup),
+		cmocka_unit_test_setup(test_write_imm_errors, setup),
 		cmocka_unit_test_setup(test_mr_violations, setup),
 		cmocka_unit_test_setup(test_rnr_exhausted, setup),
 		cmocka_unit_test_setup(test_rnr_then_recv, setup),

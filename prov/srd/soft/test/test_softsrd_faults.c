@@ -132,6 +132,59 @@ static void test_faults_rdma(void **state)
 	tnode_close(&b);
 }
 
+/* Writes with immediate under loss, duplication, reordering and RNR: each
+ * lands whole and consumes exactly one receive, with its own immediate. */
+static void test_faults_write_imm(void **state)
+{
+	enum { N = 24, SLOT = 20000 };
+	uint8_t seen[N] = { 0 };
+	int recvs = 0, sends = 0;
+	struct tnode a, b;
+	struct tcomp c;
+
+	tset("LOSS", "10");
+	tset("DUP", "10");
+	tset("REORDER", "20");
+	tset("RNR", "30");
+	tset("RNR_DELAY_US", "20");
+	tset("RTO_US", "500");
+	tset("RETRIES", "30");
+	pair_open(&a, &b, (size_t)N * SLOT);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(tpost_recv(&b, 100 + (uint64_t)i, NULL, 0,
+					    b.mr->lkey), 0);
+		tfill(a.buf + (size_t)i * SLOT, SLOT, (uint32_t)i);
+		assert_int_equal(tpost_write_imm(&a, (uint64_t)i,
+						 a.buf + (size_t)i * SLOT, SLOT,
+						 a.mr->lkey, b.mr->rkey,
+						 (uintptr_t)b.buf + (size_t)i * SLOT,
+						 0xabc00000u | (uint32_t)i), 0);
+	}
+	while (recvs < N || sends < N) {
+		if (sends < N && tpoll_for(&a, &c, 0)) {
+			assert_int_equal(c.status, IBV_WC_SUCCESS);
+			sends++;
+		}
+		if (recvs < N && tpoll_for(&b, &c, 0)) {
+			uint32_t k = c.imm & 0xfffff;
+
+			assert_int_equal(c.status, IBV_WC_SUCCESS);
+			assert_int_equal(c.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+			assert_int_equal(c.wr_id, 100 + (uint64_t)recvs);
+			assert_int_equal(c.imm & 0xfff00000u, 0xabc00000u);
+			assert_true(k < N);
+			assert_int_equal(seen[k], 0);
+			seen[k] = 1;
+			assert_int_equal(c.byte_len, SLOT);
+			assert_true(tcheck(b.buf + (size_t)k * SLOT, SLOT, k));
+			recvs++;
+		}
+	}
+	assert_false(tpoll_for(&b, &c, 30));
+	tnode_close(&a);
+	tnode_close(&b);
+}
+
 static void test_faults_rnr(void **state)
 {
 	struct tnode a, b;
@@ -445,6 +498,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_faults_send, setup),
 		cmocka_unit_test_setup(test_faults_rdma, setup),
+		cmocka_unit_test_setup(test_faults_write_imm, setup),
 		cmocka_unit_test_setup(test_faults_rnr, setup),
 		cmocka_unit_test_setup(test_io_mmsg, setup),
 		cmocka_unit_test_setup(test_peer_gone, setup),
