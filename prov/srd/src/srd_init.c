@@ -1,44 +1,109 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The srd provider object and its settings (FI_SRD_*).
- *
- * Only the device layer exists so far, so the provider is NOT offered to
- * core: srd_prov_init (the name core's registry looks for) is deliberately
- * not defined. srd_prov_init_device_only() sets everything up for the day
- * the RDM protocol lands and for tests; until then getinfo answers nothing.
+ * The srd provider object, its settings (FI_SRD_*) and fi_getinfo. The
+ * device is opened once, at the first getinfo, and shared by every
+ * domain; with FI_SRD_DEVICE unset and no EFA there is no device and
+ * getinfo answers -FI_ENODATA (shm stays the default).
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "srd_rdm.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
+
+#pragma weak srd_rma_ops
+#pragma weak srd_atomic_ops
+
+#define SRD_INFO_RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
+			   FI_REMOTE_WRITE)
+
+static pthread_mutex_t srd_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct srd_device *srd_dev;
+static int srd_dev_err;		/* sticky: no device on this host */
+
+struct srd_device *srd_device_get(int *err)
+{
+	const struct srd_verbs_ops *verbs;
+
+	pthread_mutex_lock(&srd_dev_lock);
+	if (!srd_dev && !srd_dev_err) {
+		verbs = srd_verbs_select(srd_settings.device);
+		if (!verbs)
+			srd_dev_err = -FI_ENODATA;
+		else
+			srd_dev_err = srd_device_open(verbs,
+						      srd_settings.device_name,
+						      &srd_dev);
+		if (srd_dev_err)
+			srd_dev = NULL;
+	}
+	*err = srd_dev ? 0 : (srd_dev_err ? srd_dev_err : -FI_ENODATA);
+	pthread_mutex_unlock(&srd_dev_lock);
+	return srd_dev;
+}
 
 static int srd_getinfo(uint32_t version, const char *node, const char *service,
 		       uint64_t flags, const struct fi_info *hints,
 		       struct fi_info **info)
 {
-	(void)version;
-	(void)node;
-	(void)service;
-	(void)flags;
-	(void)hints;
-	*info = NULL;
-	/* No RDM endpoint yet: an srd info would promise messages it cannot
-	 * carry. */
-	return -FI_ENODATA;
-}
+	struct srd_device *dev;
+	struct fi_info *fi;
+	int err;
 
-static int srd_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
-		      void *context)
-{
-	(void)attr;
-	(void)fabric;
-	(void)context;
-	return -FI_ENOSYS;
+	(void)version;
+	*info = NULL;
+	/* An srd name (GID, QPN, random QKEY) exists only once a QP does:
+	 * no host:port can name a peer endpoint. */
+	if ((node || service) && !(flags & FI_SOURCE)) {
+		FI_INFO(&srd_prov, FI_LOG_CORE,
+			"node/service cannot name an srd endpoint; exchange "
+			"fi_getname addresses instead\n");
+		return -FI_ENODATA;
+	}
+	if (hints && hints->addr_format != FI_FORMAT_UNSPEC) {
+		FI_INFO(&srd_prov, FI_LOG_CORE,
+			"addr_format %u: srd names are FI_FORMAT_UNSPEC\n",
+			hints->addr_format);
+		return -FI_ENODATA;
+	}
+	dev = srd_device_get(&err);
+	if (!dev)
+		return -FI_ENODATA;
+	fi = fi_dupinfo(NULL);
+	if (!fi)
+		return -FI_ENOMEM;
+	srd_info_fill(&dev->caps, dev->name, fi);
+	/* Without the RMA layer linked in, promise no RMA. */
+	if (!&srd_rma_ops) {
+		fi->caps &= ~SRD_INFO_RMA_CAPS;
+		fi->tx_attr->caps &= ~SRD_INFO_RMA_CAPS;
+		fi->rx_attr->caps &= ~SRD_INFO_RMA_CAPS;
+		fi->tx_attr->rma_iov_limit = 0;
+	}
+	/* Atomics are emulated: offered whenever that layer is linked in. */
+	if (&srd_atomic_ops) {
+		fi->caps |= FI_ATOMIC;
+		fi->tx_attr->caps |= FI_ATOMIC;
+		fi->rx_attr->caps |= FI_ATOMIC;
+	}
+	fi->fabric_attr->prov_name = strdup("srd");
+	fi->fabric_attr->prov_version = srd_prov.version;
+	fi->fabric_attr->api_version = srd_prov.fi_version;
+	/* Tags: the top bit set is what MPI checks for. */
+	fi->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaull;
+	*info = fi;
+	return 0;
 }
 
 static void srd_cleanup(void)
 {
+	pthread_mutex_lock(&srd_dev_lock);
+	if (srd_dev)
+		srd_device_close(srd_dev);
+	srd_dev = NULL;
+	srd_dev_err = 0;
+	pthread_mutex_unlock(&srd_dev_lock);
 }
 
 struct fi_provider srd_prov = {
@@ -46,7 +111,7 @@ struct fi_provider srd_prov = {
 	.version = FI_VERSION(0, 1),
 	.fi_version = FI_VERSION(1, 17),
 	.getinfo = srd_getinfo,
-	.fabric = srd_fabric,
+	.fabric = srd_fabric_open,
 	.cleanup = srd_cleanup,
 };
 
@@ -194,7 +259,7 @@ const struct srd_verbs_ops *srd_verbs_select(enum srd_device_sel sel)
 
 struct srd_settings srd_settings;
 
-/* The future srd_prov_init, minus the registration (see the top). */
+/* srd_prov_init minus nothing: kept for the device-layer tests. */
 struct fi_provider *srd_prov_init_device_only(void)
 {
 	srd_settings_define();
@@ -203,4 +268,11 @@ struct fi_provider *srd_prov_init_device_only(void)
 		softsrd_init(&srd_prov);
 	srd_settings_read(&srd_settings);
 	return &srd_prov;
+}
+
+/* The name core's registry looks for (a weak reference there). */
+struct fi_provider *srd_prov_init(void);
+struct fi_provider *srd_prov_init(void)
+{
+	return srd_prov_init_device_only();
 }

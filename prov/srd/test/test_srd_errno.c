@@ -51,7 +51,7 @@ static const struct {
 	[SRD_EFA_IO_LOCAL_INVALID_AH] = { FI_EINVAL, "address handle" },
 	[SRD_EFA_IO_LOCAL_INVALID_LKEY] = { FI_EACCES, "not registered" },
 	[SRD_EFA_IO_LOCAL_BAD_LENGTH] = { FI_EMSGSIZE, "longer" },
-	[SRD_EFA_IO_REMOTE_BAD_ADDRESS] = { FI_EHOSTUNREACH, "remote unreachable" },
+	[SRD_EFA_IO_REMOTE_BAD_ADDRESS] = { FI_EACCES, "remote refused the RDMA access" },
 	[SRD_EFA_IO_REMOTE_ABORT] = { FI_ECONNABORTED, "aborted" },
 	[SRD_EFA_IO_REMOTE_BAD_DEST_QPN] = { FI_ENOTCONN, "endpoint gone" },
 	[SRD_EFA_IO_REMOTE_RNR] = { FI_ENORX, "receiver had no buffer posted (RNR)" },

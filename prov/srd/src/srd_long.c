@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Long messages by RDMA read. The sender registers its buffers (the
+ * application's descriptor where the srd-proto engineer's MR layer can
+ * turn it into keys, else ibv_reg_mr now: no MR cache yet) and sends
+ * LONG_RTS with its iovs; the receiver, once matched, registers its own
+ * buffer, reads the data with RDMA reads of at most max_rdma_size, then
+ * answers READ_DONE, on which the sender completes. A truncating receiver
+ * reads what fits.
+ */
+#include "weft/compat.h"
+#include "srd_rdm.h"
+
+#include <string.h>
+
+#pragma weak srd_mr_desc_keys
+
+#define SRD_READ_CHUNK_DEFAULT (1u << 20)
+
+static struct ibv_mr *srd_long_reg(struct srd_ep *ep, void *buf, size_t len,
+				   int access)
+{
+	struct ibv_mr *mr = ep->dev->verbs->reg_mr(ep->dev->pd, buf, len,
+						   access);
+
+	if (!mr)
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"registering %zu bytes for a long message: %s\n", len,
+			strerror(errno ? errno : EIO));
+	return mr;
+}
+
+void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx)
+{
+	size_t i;
+
+	for (i = 0; i < SRD_IOV_MAX; i++) {
+		if (tx->mr[i])
+			ep->dev->verbs->dereg_mr(tx->mr[i]);
+		tx->mr[i] = NULL;
+	}
+}
+
+static int srd_long_tx_keys(struct srd_ep *ep, struct srd_tx_entry *tx,
+			    void **desc, struct srd_pkt_iov *out,
+			    uint32_t *count)
+{
+	uint32_t lkey, rkey;
+	size_t i;
+
+	*count = 0;
+	for (i = 0; i < tx->iov_count; i++) {
+		if (!tx->iov[i].iov_len)
+			continue;
+		if (desc && desc[i] && srd_mr_desc_keys &&
+		    !srd_mr_desc_keys(desc[i], &lkey, &rkey)) {
+			out[*count].key = rkey;
+		} else {
+			tx->mr[i] = srd_long_reg(ep, tx->iov[i].iov_base,
+						 tx->iov[i].iov_len,
+						 IBV_ACCESS_LOCAL_WRITE |
+						 IBV_ACCESS_REMOTE_READ);
+			if (!tx->mr[i])
+				return -FI_ENOMEM;
+			out[*count].key = tx->mr[i]->rkey;
+		}
+		out[*count].addr = (uintptr_t)tx->iov[i].iov_base;
+		out[*count].len = tx->iov[i].iov_len;
+		(*count)++;
+	}
+	return 0;
+}
+
+int srd_long_send_start(struct srd_ep *ep, struct srd_tx_entry *tx,
+			void **desc)
+{
+	struct srd_txbuf *tb = srd_txbuf_get(ep);
+	struct srd_pkt_msg *h;
+	uint32_t count;
+	int ret;
+
+	if (!tb)
+		return -FI_EAGAIN;
+	h = (struct srd_pkt_msg *)tb->data;
+	ret = srd_long_tx_keys(ep, tx, desc, (struct srd_pkt_iov *)(h + 1),
+			       &count);
+	if (ret) {
+		srd_long_tx_release(ep, tx);
+		srd_txbuf_put(ep, tb);
+		return ret;
+	}
+	srd_pkt_base_init(&h->base, SRD_PKT_LONG_RTS, tx->pkt_flags,
+			  SRD_PEER_ID_NONE);
+	h->msg_id = tx->msg_id;
+	h->tx_id = tx->id;
+	h->tag = tx->tag;
+	h->total_len = tx->total_len;
+	h->offset = 0;
+	h->cq_data = tx->cq_data;
+	h->seg_len = count * sizeof(struct srd_pkt_iov);
+	tx->sent = tx->total_len;
+	tx->inflight = 1;
+	tx->done_wait = true;
+	tb->tx = tx;
+	srd_pkt_send(ep, tx->peer, tb, sizeof(*h) + h->seg_len);
+	return 0;
+}
+
+void srd_long_handle_done(struct srd_ep *ep, struct srd_peer *peer,
+			  const void *pkt, size_t len)
+{
+	const struct srd_pkt_ctrl *c = pkt;
+	struct srd_tx_entry *tx;
+
+	if (len < sizeof(*c))
+		return;
+	tx = srd_tx_by_id(ep, c->tx_id);
+	if (!tx || tx->peer != peer || tx->proto != SRD_TX_LONG ||
+	    !tx->done_wait) {
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"READ_DONE for no long send (tx id 0x%x) from qpn %u\n",
+			c->tx_id, peer->name.qpn);
+		return;
+	}
+	tx->done_wait = false;
+	if (c->status < 0 && c->status > -FI_ERRNO_MAX && !tx->err)
+		tx->err = -c->status;
+	srd_tx_try_complete(ep, tx);
+}
+
+/* ---- receiver ---------------------------------------------------------- */
+
+static void srd_xfer_dereg(struct srd_ep *ep, struct srd_rx_xfer *x)
+{
+	size_t i;
+
+	for (i = 0; i < SRD_IOV_MAX; i++) {
+		if (x->mr[i])
+			ep->dev->verbs->dereg_mr(x->mr[i]);
+		x->mr[i] = NULL;
+	}
+}
+
+static uint64_t srd_long_want(const struct srd_rx_xfer *x)
+{
+	return x->m.total_len < x->dest.cap ? x->m.total_len : x->dest.cap;
+}
+
+static int srd_long_rx_reg(struct srd_ep *ep, struct srd_rx_xfer *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->dest.iov_count; i++) {
+		if (!x->dest.iov[i].iov_len)
+			continue;
+		x->mr[i] = srd_long_reg(ep, x->dest.iov[i].iov_base,
+					x->dest.iov[i].iov_len,
+					IBV_ACCESS_LOCAL_WRITE);
+		if (!x->mr[i])
+			return -FI_ENOMEM;
+	}
+	return 0;
+}
+
+int srd_long_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+		      const struct srd_msg_info *m)
+{
+	struct srd_rx_xfer *x = util_pool_get(&ep->xfer_pool);
+
+	if (!x) {
+		srd_rx_complete(ep, dest, m, 0, FI_ENOMEM);
+		return -FI_ENOMEM;
+	}
+	memset(x, 0, sizeof(*x));
+	x->hdr.kind = SRD_WR_READ;
+	x->peer = m->peer;
+	x->m = *m;
+	x->m.payload = NULL;
+	x->dest = *dest;
+	x->src_count = m->seg_len / sizeof(struct srd_pkt_iov);
+	memcpy(x->src, m->payload, x->src_count * sizeof(struct srd_pkt_iov));
+	if (srd_long_rx_reg(ep, x))
+		x->err = FI_ENOMEM;
+	DL_APPEND2(ep->read_pump, x, pump_prev, pump_next);
+	x->on_pump = true;
+	srd_read_pump(ep);
+	return 0;
+}
+
+/* Where offset off falls in an iov list: index and offset inside. */
+static size_t srd_iov_seek(const struct iovec *iov, size_t count,
+			   uint64_t off, uint64_t *in)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (off < iov[i].iov_len)
+			break;
+		off -= iov[i].iov_len;
+	}
+	*in = off;
+	return i;
+}
+
+static size_t srd_src_seek(const struct srd_rx_xfer *x, uint64_t off,
+			   uint64_t *in)
+{
+	size_t i;
+
+	for (i = 0; i < x->src_count; i++) {
+		if (off < x->src[i].len)
+			break;
+		off -= x->src[i].len;
+	}
+	*in = off;
+	return i;
+}
+
+/* Post the next read of x; -FI_EAGAIN when the send queue is full. */
+static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
+{
+	uint64_t din, sin, n, chunk = ep->dev->caps.max_rdma_size ?
+				      ep->dev->caps.max_rdma_size :
+				      SRD_READ_CHUNK_DEFAULT;
+	size_t di = srd_iov_seek(x->dest.iov, x->dest.iov_count, x->read_off,
+				 &din);
+	size_t si = srd_src_seek(x, x->read_off, &sin);
+	int ret;
+
+	if (di >= x->dest.iov_count || si >= x->src_count || !x->mr[di])
+		return -FI_EINVAL;
+	n = x->dest.iov[di].iov_len - din;
+	n = n < x->src[si].len - sin ? n : x->src[si].len - sin;
+	n = n < chunk ? n : chunk;
+	n = n < srd_long_want(x) - x->read_off ? n :
+						  srd_long_want(x) - x->read_off;
+	ret = srd_post_rdma(ep, x->peer, &x->hdr, false, x->mr[di]->lkey,
+			    (uint8_t *)x->dest.iov[di].iov_base + din, n,
+			    (uint32_t)x->src[si].key, x->src[si].addr + sin);
+	if (ret)
+		return ret;
+	x->read_off += n;
+	x->reads_inflight++;
+	return 0;
+}
+
+static int srd_long_send_done(struct srd_ep *ep, struct srd_rx_xfer *x)
+{
+	struct srd_txbuf *tb = srd_txbuf_get(ep);
+	struct srd_pkt_ctrl *c;
+
+	if (!tb)
+		return -FI_EAGAIN;
+	c = (struct srd_pkt_ctrl *)tb->data;
+	memset(c, 0, sizeof(*c));
+	srd_pkt_base_init(&c->base, SRD_PKT_READ_DONE, 0, SRD_PEER_ID_NONE);
+	c->tx_id = x->m.tx_id;
+	c->len = x->read_off;
+	c->status = x->err ? -x->err : 0;
+	srd_pkt_send(ep, x->peer, tb, sizeof(*c));
+	return 0;
+}
+
+/* All reads back: tell the sender, complete the receive. */
+static int srd_long_finish(struct srd_ep *ep, struct srd_rx_xfer *x)
+{
+	int ret = srd_long_send_done(ep, x);
+
+	if (ret)
+		return ret;
+	srd_xfer_dereg(ep, x);
+	srd_rx_complete(ep, &x->dest, &x->m, x->read_off, x->err);
+	return 0;
+}
+
+/* One pass over the reads to post and the READ_DONEs to send. */
+static bool srd_long_step(struct srd_ep *ep, struct srd_rx_xfer *x)
+{
+	while (!x->err && x->read_off < srd_long_want(x)) {
+		int ret = srd_long_read_one(ep, x);
+
+		if (ret == -FI_EAGAIN)
+			return false;
+		if (ret)
+			x->err = FI_EIO;
+	}
+	if (x->reads_inflight)
+		return false;
+	return !srd_long_finish(ep, x);
+}
+
+void srd_read_pump(struct srd_ep *ep)
+{
+	struct srd_rx_xfer *x, *tmp;
+
+	DL_FOREACH_SAFE2(ep->read_pump, x, tmp, pump_next) {
+		if (!srd_long_step(ep, x))
+			continue;
+		DL_DELETE2(ep->read_pump, x, pump_prev, pump_next);
+		util_pool_put(&ep->xfer_pool, x);
+	}
+}
+
+void srd_long_read_done(struct srd_ep *ep, struct srd_rx_xfer *x,
+			const struct srd_wc *wc)
+{
+	struct srd_wc_err e;
+
+	ep->sq_inflight--;
+	x->reads_inflight--;
+	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS) && !x->err) {
+		srd_wc_err_map(wc->status, wc->vendor_err, &e);
+		srd_peer_report(ep, x->peer, e.prov_errno);
+		x->err = e.err;
+	}
+	/* The pump at the end of this batch finishes it. */
+}

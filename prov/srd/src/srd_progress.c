@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Progress: each fi_cq_read / fi_cntr_read runs srd_ep_progress, which
+ * polls the endpoint's srd_cq once (one batch). Completions go by opcode
+ * to the callbacks below; per batch, not per completion, the end hook
+ * re-posts the receive buffers used, sends what peers had queued (after
+ * the handshake, after RNR backoff), and continues medium sends and long
+ * reads that were waiting for resources.
+ */
+#include "weft/compat.h"
+#include "srd_rdm.h"
+
+#include <string.h>
+
+#pragma weak srd_rma_handle_pkt
+#pragma weak srd_rma_handle_imm
+#pragma weak srd_rma_handle_wc
+#pragma weak srd_rma_progress
+
+#define SRD_RX_POST_CHUNK 64
+
+static int srd_rx_post_list(struct srd_ep *ep, struct srd_rxbuf **bufs,
+			    uint32_t n)
+{
+	struct ibv_recv_wr wr[SRD_RX_POST_CHUNK], *bad;
+	struct ibv_sge sge[SRD_RX_POST_CHUNK];
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		sge[i].addr = (uintptr_t)bufs[i]->data;
+		sge[i].length = ep->pkt_size;
+		sge[i].lkey = ep->rx_mr->lkey;
+		wr[i].wr_id = (uintptr_t)&bufs[i]->hdr;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	ret = ibv_post_recv(ep->qp->ibv_qp, wr, &bad);
+	if (WEFT_UNLIKELY(ret))
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"posting %u receive buffers: %s\n", n, strerror(ret));
+	return ret ? -ret : 0;
+}
+
+int srd_rx_post_all(struct srd_ep *ep)
+{
+	struct srd_rxbuf *bufs[SRD_RX_POST_CHUNK];
+	uint32_t i, n = 0;
+	int ret;
+
+	for (i = 0; i < ep->rx_count; i++) {
+		bufs[n++] = &ep->rxbufs[i];
+		if (n < SRD_RX_POST_CHUNK && i + 1 < ep->rx_count)
+			continue;
+		ret = srd_rx_post_list(ep, bufs, n);
+		if (ret)
+			return ret;
+		n = 0;
+	}
+	return 0;
+}
+
+static void srd_rx_repost(struct srd_ep *ep)
+{
+	struct srd_rxbuf *bufs[SRD_RX_POST_CHUNK];
+	uint32_t n = 0;
+
+	while (ep->repost) {
+		bufs[n++] = ep->repost;
+		ep->repost = ep->repost->next;
+		if (n == SRD_RX_POST_CHUNK || !ep->repost) {
+			srd_rx_post_list(ep, bufs, n);
+			n = 0;
+		}
+	}
+}
+
+static void srd_rxbuf_release(struct srd_ep *ep, struct srd_rxbuf *rb)
+{
+	rb->next = ep->repost;
+	ep->repost = rb;
+}
+
+static void srd_rma_pkt(struct srd_ep *ep, struct srd_peer *peer,
+			const void *pkt, size_t len)
+{
+	if (srd_rma_handle_pkt) {
+		srd_rma_handle_pkt(ep, peer, pkt, len);
+		return;
+	}
+	FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		"%s from qpn %u: no RMA support in this build, dropped\n",
+		srd_pkt_type_str(((const struct srd_pkt_base *)pkt)->type),
+		peer->name.qpn);
+}
+
+void srd_rma_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
+		const struct srd_wc *wc)
+{
+	if (srd_rma_handle_wc)
+		srd_rma_handle_wc(ep, hdr, wc);
+}
+
+/* A packet buffer of the RMA layer that will never be sent. */
+void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err)
+{
+	struct srd_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = (uintptr_t)&tb->hdr;
+	wc.status = IBV_WC_GENERAL_ERR;
+	wc.vendor_err = (uint32_t)err;
+	srd_rma_wc(ep, tb->owner, &wc);
+}
+
+static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_wc *wc,
+			  const uint8_t *pkt, size_t len)
+{
+	const struct srd_pkt_base *b = (const struct srd_pkt_base *)pkt;
+	struct srd_peer *peer;
+	int type = srd_pkt_validate(pkt, len, UINT32_MAX);
+
+	if (WEFT_UNLIKELY(type < 0))
+		return;
+	if (type == SRD_PKT_HELLO || type == SRD_PKT_HELLO_ACK) {
+		srd_peer_handle_hello(ep, wc, pkt, len);
+		return;
+	}
+	peer = srd_peer_by_id(ep, b->peer_id, wc->src_qp);
+	if (WEFT_UNLIKELY(!peer))
+		return;
+	switch (type) {
+	case SRD_PKT_EAGER:
+	case SRD_PKT_MEDIUM:
+	case SRD_PKT_LONG_RTS:
+		srd_rx_handle_msg(ep, peer, pkt, len);
+		break;
+	case SRD_PKT_READ_DONE:
+		srd_long_handle_done(ep, peer, pkt, len);
+		break;
+	case SRD_PKT_CTS_RTS:
+	case SRD_PKT_CTS:
+	case SRD_PKT_DATA:
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"%s from qpn %u: CTS protocol not implemented, dropped\n",
+			srd_pkt_type_str((unsigned int)type), peer->name.qpn);
+		break;
+	default:
+		srd_rma_pkt(ep, peer, pkt, len);
+		break;
+	}
+}
+
+static void srd_ep_on_recv(struct srd_cq *cq, const struct srd_wc *wc,
+			   void *arg)
+{
+	struct srd_ep *ep = arg;
+	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
+	struct srd_rxbuf *rb = container_of(hdr, struct srd_rxbuf, hdr);
+
+	(void)cq;
+	if (WEFT_UNLIKELY(hdr->kind != SRD_WR_RXBUF))
+		return;
+	srd_ep_rx_pkt(ep, wc, rb->data, wc->byte_len < ep->pkt_size ?
+					wc->byte_len : ep->pkt_size);
+	srd_rxbuf_release(ep, rb);
+}
+
+static void srd_ep_on_imm(struct srd_cq *cq, const struct srd_wc *wc,
+			  void *arg)
+{
+	struct srd_ep *ep = arg;
+	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
+
+	(void)cq;
+	if (srd_rma_handle_imm)
+		srd_rma_handle_imm(ep, wc);
+	/* Solicited writes with immediate data consume a posted buffer. */
+	if (hdr && hdr->kind == SRD_WR_RXBUF)
+		srd_rxbuf_release(ep, container_of(hdr, struct srd_rxbuf, hdr));
+}
+
+static void srd_ep_on_send(struct srd_cq *cq, const struct srd_wc *wc,
+			   void *arg)
+{
+	struct srd_ep *ep = arg;
+	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
+
+	(void)cq;
+	switch (hdr->kind) {
+	case SRD_WR_TXBUF:
+		srd_txbuf_done(ep, container_of(hdr, struct srd_txbuf, hdr), wc);
+		break;
+	case SRD_WR_READ:
+		srd_long_read_done(ep, container_of(hdr, struct srd_rx_xfer,
+						    hdr), wc);
+		break;
+	case SRD_WR_RMA:
+		ep->sq_inflight--;
+		srd_rma_wc(ep, hdr, wc);
+		break;
+	default:
+		FI_WARN(&srd_prov, FI_LOG_CQ, "completion of unknown kind %u\n",
+			hdr->kind);
+		break;
+	}
+}
+
+static void srd_ep_on_error(struct srd_cq *cq, const struct srd_wc *wc,
+			    void *arg)
+{
+	struct srd_ep *ep = arg;
+	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
+
+	if (hdr && hdr->kind == SRD_WR_RXBUF) {
+		/* Flushed or too long: the buffer is ours again. */
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			srd_rxbuf_release(ep, container_of(hdr, struct srd_rxbuf,
+							   hdr));
+		return;
+	}
+	if (hdr)
+		srd_ep_on_send(cq, wc, arg);
+}
+
+static void srd_ep_on_unknown(struct srd_cq *cq, const struct srd_wc *wc,
+			      void *arg)
+{
+	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
+
+	FI_WARN(&srd_prov, FI_LOG_CQ, "completion with opcode %d\n",
+		wc->opcode);
+	if (hdr && hdr->kind == SRD_WR_RXBUF)
+		srd_rxbuf_release(arg, container_of(hdr, struct srd_rxbuf,
+						    hdr));
+	(void)cq;
+}
+
+static void srd_ep_on_batch_end(struct srd_cq *cq, int n, void *arg)
+{
+	struct srd_ep *ep = arg;
+
+	(void)cq;
+	(void)n;
+	if (ep->repost)
+		srd_rx_repost(ep);
+	if (ep->flush)
+		srd_flush_all(ep);
+	if (ep->tx_pump)
+		srd_tx_pump(ep);
+	if (ep->read_pump)
+		srd_read_pump(ep);
+	if (srd_rma_progress)
+		srd_rma_progress(ep);
+}
+
+const struct srd_cq_ops srd_ep_cq_ops = {
+	.on_wc = {
+		[IBV_WC_SEND] = srd_ep_on_send,
+		[IBV_WC_RDMA_READ] = srd_ep_on_send,
+		[IBV_WC_RDMA_WRITE] = srd_ep_on_send,
+		[IBV_WC_RECV] = srd_ep_on_recv,
+		[IBV_WC_RECV_RDMA_WITH_IMM] = srd_ep_on_imm,
+	},
+	.on_unknown = srd_ep_on_unknown,
+	.on_error = srd_ep_on_error,
+	.on_batch_end = srd_ep_on_batch_end,
+};
+
+void srd_ep_progress(struct util_ep *util)
+{
+	struct srd_ep *ep = to_srd_ep_util(util);
+
+	util_lock_acquire(&ep->util.lock);
+	if (ep->util.enabled)
+		srd_cq_poll(ep->cq);
+	util_lock_release(&ep->util.lock);
+}

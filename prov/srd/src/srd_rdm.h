@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srd provider, RDM layer: the libfabric objects built on the device layer
+ * (srd.h) and the wire format (srd_proto.h). Completion-poll mode: every
+ * packet is a send into a receive buffer the peer posted; one srd_cq per
+ * endpoint (send and receive) is polled by the util progress hook.
+ *
+ * Work requests: wr_id always points at a struct whose first member is
+ * struct srd_wr_hdr, so completions (errors included, where only wr_id is
+ * valid) find their owner by kind.
+ */
+#ifndef SRD_RDM_H
+#define SRD_RDM_H
+
+#include "weft/compat.h"
+#include "weft/util.h"
+#include "srd.h"
+#include "srd_proto.h"
+#include "srd_reorder.h"
+
+#include <sys/uio.h>
+#include <utlist.h>
+
+#define SRD_IOV_MAX 4			/* = SRD_PKT_IOV_MAX */
+#define SRD_MAX_PEERS 4096		/* per endpoint */
+#define SRD_REORDER_WINDOW 256
+#define SRD_RX_BUFS_MAX 1024		/* posted receive buffers per ep */
+#define SRD_TX_BUFS_MAX 1024		/* packet buffers per ep */
+#define SRD_TX_ENTRIES_MAX 1024		/* messages in flight per ep */
+#define SRD_MEDIUM_MAX (64 * 1024)	/* above: long protocol (RDMA read) */
+
+/* ---- objects ------------------------------------------------------------ */
+
+struct srd_domain {
+	struct util_domain util;
+	struct srd_device *dev;
+	struct srd_proto_caps pc;
+};
+
+static inline struct srd_domain *to_srd_domain(struct fid_domain *d)
+{
+	return container_of(d, struct srd_domain, util.domain_fid);
+}
+
+/* Per-address data of the AV (util_av_prov.data_size). */
+struct srd_av_entry {
+	struct srd_ah *ah;
+};
+
+enum srd_wr_kind {
+	SRD_WR_RXBUF = 1,	/* a posted receive buffer */
+	SRD_WR_TXBUF,		/* a packet send */
+	SRD_WR_READ,		/* an RDMA read of a long message */
+	SRD_WR_RMA,		/* the srd-proto engineer's RMA work requests */
+};
+
+struct srd_wr_hdr {
+	uint8_t kind;		/* enum srd_wr_kind */
+};
+
+struct srd_peer;
+struct srd_tx_entry;
+
+/* A registered packet buffer of the ep's tx slab. */
+struct srd_txbuf {
+	struct srd_wr_hdr hdr;
+	struct srd_txbuf *next;		/* free list, or a peer's queue */
+	struct srd_peer *peer;
+	struct srd_tx_entry *tx;	/* the message it carries, or NULL */
+	struct srd_wr_hdr *owner;	/* RMA owner (SRD_WR_RMA), or NULL */
+	uint32_t len;
+	uint8_t *data;
+};
+
+/* A registered receive buffer of the ep's rx slab. */
+struct srd_rxbuf {
+	struct srd_wr_hdr hdr;
+	struct srd_rxbuf *next;		/* repost list */
+	uint8_t *data;
+};
+
+enum srd_peer_state {
+	SRD_PEER_NEW,		/* nothing sent yet */
+	SRD_PEER_HELLO_SENT,	/* waiting for HELLO_ACK: data queued */
+	SRD_PEER_READY,		/* remote_id known */
+	SRD_PEER_FAILED,	/* the device reported it unreachable */
+};
+
+struct srd_rx_xfer;
+
+struct srd_peer {
+	uint32_t id;			/* index in ep->peers; peers echo it */
+	uint32_t remote_id;		/* their id for us */
+	enum srd_peer_state state;
+	fi_addr_t fi_addr;		/* FI_ADDR_NOTAVAIL until the AV has it */
+	struct srd_ep_name name;
+	struct srd_ah *ah;		/* reference held */
+	uint64_t features;		/* SRD_FEAT_* the peer announced */
+	uint32_t next_msg_id;		/* of our next message to it */
+	struct srd_reorder reorder;	/* its messages to us */
+	struct srd_rnr rnr;
+	struct srd_txbuf *q_head;	/* packets waiting: handshake, RNR */
+	struct srd_txbuf *q_tail;
+	struct srd_rx_xfer *rx_xfers;	/* messages arriving in pieces */
+	struct srd_peer *flush_next;	/* ep->flush list */
+	bool on_flush;
+	UT_hash_handle hh;		/* ep->peer_by_name, key name */
+};
+
+enum srd_tx_proto {
+	SRD_TX_EAGER,
+	SRD_TX_MEDIUM,
+	SRD_TX_LONG,
+};
+
+/* A message being sent. id = index | generation << 16, echoed by peers. */
+struct srd_tx_entry {
+	struct srd_tx_entry *pump_next, *pump_prev;	/* ep->tx_pump */
+	struct srd_peer *peer;
+	void *context;
+	uint64_t comp_flags;
+	uint64_t tag;
+	uint64_t total_len;
+	uint64_t sent;			/* bytes handed to packets */
+	uint32_t id;
+	uint32_t msg_id;
+	uint32_t cq_data;
+	uint32_t inflight;		/* packets posted, not completed */
+	uint16_t pkt_flags;		/* SRD_PKT_F_TAGGED | _CQ_DATA */
+	uint8_t proto;			/* enum srd_tx_proto */
+	bool want_comp;
+	bool done_wait;			/* long: waiting for READ_DONE */
+	bool in_use;
+	bool on_pump;
+	int err;			/* first error, positive FI_E* */
+	int prov_errno;
+	size_t iov_count;
+	struct iovec iov[SRD_IOV_MAX];
+	struct ibv_mr *mr[SRD_IOV_MAX];	/* registered here, long only */
+};
+
+/* A posted receive. */
+struct srd_rx_entry {
+	struct util_rx_entry util;
+	uint64_t comp_flags;
+	size_t iov_count;
+	struct iovec iov[SRD_IOV_MAX];
+};
+
+/* Where one message lands (a receive, a multi-recv slice, or an
+ * unexpected buffer). */
+struct srd_rx_dest {
+	void *context;
+	uint64_t comp_flags;
+	size_t iov_count;
+	struct iovec iov[SRD_IOV_MAX];
+	size_t cap;			/* bytes the iovs hold */
+	bool want_comp;
+	bool mrecv;			/* a multi-recv slice: report buf */
+	bool discard;			/* FI_DISCARD: no completion at all */
+};
+
+/* What arrived: the first packet of a message, decoded. */
+struct srd_msg_info {
+	struct srd_peer *peer;
+	uint8_t type;
+	uint16_t flags;
+	uint32_t msg_id;
+	uint32_t tx_id;
+	uint32_t cq_data;
+	uint64_t tag;
+	uint64_t total_len;
+	uint64_t offset;
+	uint32_t seg_len;
+	const uint8_t *payload;
+};
+
+/* An unexpected message. EAGER: payload in data[]; LONG_RTS: the iovs
+ * in data[]; MEDIUM: the whole message in buf (heap), complete when
+ * xfer is NULL. */
+struct srd_unexp {
+	struct util_unexp_entry util;
+	struct srd_msg_info m;		/* payload points into data/buf */
+	struct srd_rx_xfer *xfer;	/* MEDIUM still arriving */
+	uint8_t *buf;			/* MEDIUM: total_len bytes */
+	struct srd_rx_dest then;	/* receive that took it meanwhile */
+	bool then_set;
+	uint8_t data[];			/* eager_max bytes */
+};
+
+/* A message arriving in pieces: MEDIUM segments, or RDMA reads. */
+struct srd_rx_xfer {
+	struct srd_wr_hdr hdr;		/* RDMA reads point here */
+	struct srd_rx_xfer *next, *prev;	/* peer->rx_xfers (MEDIUM) */
+	struct srd_rx_xfer *pump_next, *pump_prev;	/* ep->read_pump (long) */
+	struct srd_peer *peer;
+	struct srd_msg_info m;		/* payload unused */
+	struct srd_rx_dest dest;
+	struct srd_unexp *ux;		/* landing in an unexpected buffer */
+	uint64_t received;		/* bytes landed */
+	/* long: the sender's iovs, our registrations, the read cursor */
+	uint32_t src_count;
+	struct srd_pkt_iov src[SRD_IOV_MAX];
+	struct ibv_mr *mr[SRD_IOV_MAX];
+	uint64_t read_off;		/* bytes whose read is posted */
+	uint32_t reads_inflight;
+	int err;
+	bool on_pump;
+};
+
+struct srd_rma_ep;
+
+struct srd_ep {
+	struct util_ep util;
+	struct srd_rma_ep *rma;		/* srd-proto: srd_rma_ep_init/fini */
+	struct srd_domain *domain;
+	struct srd_device *dev;
+	struct srd_proto_caps pc;
+	size_t medium_max;		/* above: long protocol */
+	bool long_read;			/* RDMA read available here */
+	struct srd_cq *cq;
+	struct srd_qp *qp;
+	struct srd_ep_name name;
+	uint32_t pkt_size;		/* MTU */
+	uint32_t sq_inflight;		/* send WRs not yet completed */
+
+	/* rx slab: all posted; reposted once per batch */
+	uint8_t *rx_slab;
+	struct ibv_mr *rx_mr;
+	struct srd_rxbuf *rxbufs;
+	uint32_t rx_count;
+	struct srd_rxbuf *repost;	/* to post at batch end */
+	uint32_t repost_count;
+
+	/* tx slab */
+	uint8_t *tx_slab;
+	struct ibv_mr *tx_mr;
+	struct srd_txbuf *txbufs;
+	struct srd_txbuf *tx_free;
+	uint32_t tx_count;
+
+	/* messages */
+	struct srd_tx_entry *tx_entries;
+	uint32_t *tx_free_ids;
+	uint32_t tx_free_top;
+	uint32_t tx_entry_count;
+	struct srd_tx_entry *tx_pump;	/* have bytes left to packetise */
+	struct srd_rx_xfer *read_pump;	/* have reads left to post */
+
+	struct util_match_queue msg_q;
+	struct util_match_queue tag_q;
+	struct util_pool rx_pool;	/* struct srd_rx_entry */
+	struct util_pool unexp_pool;	/* struct srd_unexp + eager_max */
+	struct util_pool xfer_pool;	/* struct srd_rx_xfer */
+	bool rx_ready;
+
+	/* peers */
+	struct srd_peer **peers;	/* by id */
+	uint32_t peer_count;
+	struct srd_peer *peer_by_name;	/* uthash */
+	uint32_t *addr_peer;		/* fi_addr -> id + 1 (0 = none) */
+	size_t addr_peer_len;
+	struct srd_peer *flush;		/* peers with queued packets */
+	uint64_t rng;
+};
+
+static inline struct srd_ep *to_srd_ep(struct fid_ep *ep)
+{
+	return container_of(ep, struct srd_ep, util.ep_fid);
+}
+
+static inline struct srd_ep *to_srd_ep_util(struct util_ep *util)
+{
+	return container_of(util, struct srd_ep, util);
+}
+
+/* ---- provider-internal entry points -------------------------------------- */
+
+/* srd_init.c */
+struct srd_device *srd_device_get(int *err);
+
+/* srd_fabric.c, srd_domain.c, srd_av.c, srd_ep.c */
+int srd_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+int srd_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+extern const struct util_av_prov srd_av_prov;
+int srd_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+
+/* srd_peer.c: the peer table and the handshake. */
+int srd_peer_get(struct srd_ep *ep, fi_addr_t addr, struct srd_peer **peer);
+struct srd_peer *srd_peer_by_id(struct srd_ep *ep, uint32_t id,
+				uint32_t src_qp);
+void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_wc *wc,
+			   const void *pkt, size_t len);
+fi_addr_t srd_peer_fi_addr(struct srd_ep *ep, struct srd_peer *peer);
+void srd_peer_fail(struct srd_ep *ep, struct srd_peer *peer, int err,
+		   int prov_errno);
+int srd_peer_hello_send(struct srd_ep *ep, struct srd_peer *peer,
+			uint8_t type);
+void srd_peer_schedule(struct srd_ep *ep, struct srd_peer *peer);
+void srd_peer_report(struct srd_ep *ep, struct srd_peer *peer,
+		     int prov_errno);
+void srd_peers_free(struct srd_ep *ep);
+
+/* srd_send.c: packets and messages out. */
+struct srd_txbuf *srd_txbuf_get(struct srd_ep *ep);
+void srd_txbuf_put(struct srd_ep *ep, struct srd_txbuf *tb);
+void srd_pkt_send(struct srd_ep *ep, struct srd_peer *peer,
+		  struct srd_txbuf *tb, size_t len);
+int srd_pkt_post(struct srd_ep *ep, struct srd_peer *peer,
+		 struct srd_txbuf *tb);
+void srd_txbuf_fail(struct srd_ep *ep, struct srd_txbuf *tb, int err,
+		    int prov_errno);
+void srd_peer_flush(struct srd_ep *ep, struct srd_peer *peer);
+void srd_flush_all(struct srd_ep *ep);
+ssize_t srd_send_post(struct srd_ep *ep, const struct iovec *iov,
+		      void **desc, size_t count, fi_addr_t dest, uint64_t tag,
+		      uint64_t data, void *context, uint64_t flags);
+void srd_tx_pump(struct srd_ep *ep);
+void srd_tx_complete(struct srd_ep *ep, struct srd_tx_entry *tx, int err,
+		     int prov_errno);
+void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx);
+struct srd_tx_entry *srd_tx_by_id(struct srd_ep *ep, uint32_t id);
+void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
+		    const struct srd_wc *wc);
+int srd_tx_init(struct srd_ep *ep);
+void srd_tx_fini(struct srd_ep *ep);
+size_t srd_iov_total(const struct iovec *iov, size_t count);
+size_t srd_iov_copy_from(const struct iovec *iov, size_t count, size_t off,
+			 void *dst, size_t len);
+size_t srd_iov_copy_to(const struct iovec *iov, size_t count, size_t off,
+		       const void *src, size_t len);
+int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
+		  struct srd_wr_hdr *wr, bool write, uint32_t lkey,
+		  void *laddr, size_t len, uint32_t rkey, uint64_t raddr);
+
+/* srd_recv.c: messages in. */
+int srd_rx_init(struct srd_ep *ep);
+void srd_rx_fini(struct srd_ep *ep);
+void srd_rx_handle_msg(struct srd_ep *ep, struct srd_peer *peer,
+		       const void *pkt, size_t len);
+int srd_rx_check(struct srd_ep *ep, const struct srd_msg_info *m,
+		 size_t payload_len);
+int srd_rx_deliver(struct srd_ep *ep, const struct srd_rx_dest *dest,
+		   struct srd_unexp *ux);
+void srd_unexp_ready(struct srd_ep *ep, struct srd_unexp *ux);
+void srd_rx_dest_from_entry(struct srd_rx_entry *rx, struct srd_ep *ep,
+			    struct srd_rx_dest *dest);
+void srd_rx_dest_from_mrecv(struct srd_ep *ep, struct util_match_queue *q,
+			    struct srd_rx_entry *rx, uint64_t size,
+			    struct srd_rx_dest *dest, bool *done);
+void srd_rx_complete(struct srd_ep *ep, const struct srd_rx_dest *dest,
+		     const struct srd_msg_info *m, size_t len, int err);
+void srd_unexp_free(struct srd_ep *ep, struct srd_unexp *ux);
+void srd_xfer_free(struct srd_ep *ep, struct srd_rx_xfer *x);
+
+/* srd_long.c: LONG_RTS, RDMA reads, READ_DONE. */
+int srd_long_send_start(struct srd_ep *ep, struct srd_tx_entry *tx,
+			void **desc);
+int srd_long_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+		      const struct srd_msg_info *m);
+void srd_long_read_done(struct srd_ep *ep, struct srd_rx_xfer *x,
+			const struct srd_wc *wc);
+void srd_long_handle_done(struct srd_ep *ep, struct srd_peer *peer,
+			  const void *pkt, size_t len);
+void srd_read_pump(struct srd_ep *ep);
+void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx);
+
+/* srd_msg.c: fi_ops_msg / fi_ops_tagged and receive posting. */
+extern const struct fi_ops_msg srd_msg_ops;
+extern const struct fi_ops_tagged srd_tagged_ops;
+ssize_t srd_ep_cancel(fid_t fid, void *context);
+
+/* srd_progress.c */
+extern const struct srd_cq_ops srd_ep_cq_ops;
+void srd_ep_progress(struct util_ep *util);
+int srd_rx_post_all(struct srd_ep *ep);
+/* RMA layer completions (no-op when it is not linked in). */
+void srd_rma_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
+		const struct srd_wc *wc);
+void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err);
+uint64_t srd_now_ns(void);
+
+/* ---- hooks of the srd-proto engineer (weak: absent until they land) ---- */
+
+extern const struct fi_ops_rma srd_rma_ops;
+extern const struct fi_ops_atomic srd_atomic_ops;
+extern const struct fi_ops_mr srd_mr_ops;
+int srd_mr_desc_keys(void *desc, uint32_t *lkey, uint32_t *rkey);
+void srd_rma_handle_pkt(struct srd_ep *ep, struct srd_peer *peer,
+			const void *pkt, size_t len);
+int srd_rma_ep_init(struct srd_ep *ep);
+void srd_rma_ep_fini(struct srd_ep *ep);
+void srd_rma_handle_imm(struct srd_ep *ep, const struct srd_wc *wc);
+void srd_rma_handle_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
+		       const struct srd_wc *wc);
+/* End of each progress batch: retry what waited for resources. */
+void srd_rma_progress(struct srd_ep *ep);
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static inline void srd_pkt_base_init(struct srd_pkt_base *b, uint8_t type,
+				     uint16_t flags, uint32_t peer_id)
+{
+	b->version = SRD_PROTO_VERSION;
+	b->type = type;
+	b->flags = flags;
+	b->peer_id = peer_id;
+}
+
+static inline struct srd_av_entry *srd_av_entry(struct srd_ep *ep,
+						fi_addr_t addr)
+{
+	return util_av_data(ep->util.av, addr);
+}
+
+#endif /* SRD_RDM_H */

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Messages in. A message packet (EAGER, MEDIUM, LONG_RTS) goes through the
+ * peer's reorder window; the first packet of a message to come out in
+ * msg_id order is matched (posted receive, multi-recv slice, or
+ * unexpected); later MEDIUM segments find their transfer by msg_id and
+ * land by offset. Every length and offset is checked against the packet
+ * and the message before use.
+ */
+#include "weft/compat.h"
+#include "srd_rdm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int srd_rx_init(struct srd_ep *ep)
+{
+	int ret;
+
+	util_match_queue_init(&ep->msg_q, ep->util.caps & FI_DIRECTED_RECV);
+	util_match_queue_init(&ep->tag_q, ep->util.caps & FI_DIRECTED_RECV);
+	size_t chunk = ep->pc.rx_size < 64 ? ep->pc.rx_size : 64;
+
+	ret = util_pool_init(&ep->rx_pool, sizeof(struct srd_rx_entry), 0,
+			     chunk, chunk, ep->pc.rx_size, NULL, NULL);
+	if (ret)
+		return ret;
+	ret = util_pool_init(&ep->unexp_pool, sizeof(struct srd_unexp) +
+			     ep->pc.eager_max, 0, 16, 64, 0, NULL, NULL);
+	if (ret)
+		return ret;
+	ret = util_pool_init(&ep->xfer_pool, sizeof(struct srd_rx_xfer), 0, 16,
+			     64, 0, NULL, NULL);
+	if (ret)
+		return ret;
+	ep->rx_ready = true;
+	return 0;
+}
+
+static void srd_rx_drop_unexp(struct srd_ep *ep, struct util_match_queue *q)
+{
+	struct util_unexp_entry *u;
+
+	while ((u = q->unexp)) {
+		util_match_remove_unexp(q, u);
+		srd_unexp_free(ep, container_of(u, struct srd_unexp, util));
+	}
+}
+
+void srd_rx_fini(struct srd_ep *ep)
+{
+	struct srd_rx_xfer *x, *tmp;
+
+	if (!ep->rx_ready)
+		return;
+	DL_FOREACH_SAFE2(ep->read_pump, x, tmp, pump_next) {
+		DL_DELETE2(ep->read_pump, x, pump_prev, pump_next);
+		srd_xfer_free(ep, x);
+	}
+	srd_rx_drop_unexp(ep, &ep->msg_q);
+	srd_rx_drop_unexp(ep, &ep->tag_q);
+	util_pool_fini(&ep->rx_pool);
+	util_pool_fini(&ep->unexp_pool);
+	util_pool_fini(&ep->xfer_pool);
+	ep->rx_ready = false;
+}
+
+void srd_xfer_free(struct srd_ep *ep, struct srd_rx_xfer *x)
+{
+	size_t i;
+
+	for (i = 0; i < SRD_IOV_MAX; i++)
+		if (x->mr[i])
+			ep->dev->verbs->dereg_mr(x->mr[i]);
+	util_pool_put(&ep->xfer_pool, x);
+}
+
+void srd_unexp_free(struct srd_ep *ep, struct srd_unexp *ux)
+{
+	free(ux->buf);
+	util_pool_put(&ep->unexp_pool, ux);
+}
+
+void srd_rx_complete(struct srd_ep *ep, const struct srd_rx_dest *dest,
+		     const struct srd_msg_info *m, size_t len, int err)
+{
+	uint64_t flags = dest->comp_flags;
+	fi_addr_t src = srd_peer_fi_addr(ep, m->peer);
+	uint64_t data = 0;
+	void *buf = (flags & FI_MULTI_RECV) || dest->mrecv ?
+		    dest->iov[0].iov_base : NULL;
+
+	if (dest->discard)
+		return;
+	if (m->flags & SRD_PKT_F_CQ_DATA) {
+		flags |= FI_REMOTE_CQ_DATA;
+		data = m->cq_data;
+	}
+	if (!err && m->total_len > dest->cap)
+		err = FI_ETRUNC;
+	if (WEFT_UNLIKELY(err)) {
+		util_ep_rx_err(&ep->util, dest->context, flags, err, 0, buf,
+			       len, err == FI_ETRUNC ?
+			       m->total_len - dest->cap : 0, data, m->tag, src);
+		util_ep_cntr_inc_err(&ep->util, UTIL_CNTR_RECV);
+		return;
+	}
+	if (dest->want_comp)
+		util_ep_rx_comp(&ep->util, dest->context, flags, len, buf, data,
+				m->tag, src);
+	util_ep_cntr_inc(&ep->util, UTIL_CNTR_RECV);
+}
+
+/* A MEDIUM segment into its transfer; completes it when all landed. */
+static void srd_xfer_place(struct srd_ep *ep, struct srd_rx_xfer *x,
+			   const struct srd_msg_info *m)
+{
+	uint64_t end = m->offset + m->seg_len;
+
+	if (m->offset < x->dest.cap) {
+		uint64_t n = end <= x->dest.cap ? m->seg_len :
+						  x->dest.cap - m->offset;
+
+		srd_iov_copy_to(x->dest.iov, x->dest.iov_count, m->offset,
+				m->payload, n);
+	}
+	x->received += m->seg_len;
+	if (x->received < x->m.total_len)
+		return;
+	DL_DELETE(x->peer->rx_xfers, x);
+	if (x->ux) {
+		srd_unexp_ready(ep, x->ux);
+	} else {
+		srd_rx_complete(ep, &x->dest, &x->m,
+				x->m.total_len < x->dest.cap ? x->m.total_len :
+							      x->dest.cap, 0);
+	}
+	util_pool_put(&ep->xfer_pool, x);
+}
+
+static int srd_xfer_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+			  const struct srd_msg_info *m, struct srd_unexp *ux)
+{
+	struct srd_rx_xfer *x = util_pool_get(&ep->xfer_pool);
+
+	if (!x)
+		return -FI_ENOMEM;
+	memset(x, 0, sizeof(*x));
+	x->peer = m->peer;
+	x->m = *m;
+	x->m.payload = NULL;
+	x->dest = *dest;
+	x->ux = ux;
+	if (ux)
+		ux->xfer = x;
+	DL_APPEND(m->peer->rx_xfers, x);
+	srd_xfer_place(ep, x, m);
+	return 0;
+}
+
+/* A matched message's first packet. */
+static void srd_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+			 const struct srd_msg_info *m)
+{
+	size_t n;
+
+	switch (m->type) {
+	case SRD_PKT_EAGER:
+		n = m->seg_len < dest->cap ? m->seg_len : dest->cap;
+		srd_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
+		srd_rx_complete(ep, dest, m, n, 0);
+		break;
+	case SRD_PKT_MEDIUM:
+		if (srd_xfer_start(ep, dest, m, NULL))
+			srd_rx_complete(ep, dest, m, 0, FI_ENOMEM);
+		break;
+	default:
+		srd_long_rx_start(ep, dest, m);
+		break;
+	}
+}
+
+void srd_rx_dest_from_entry(struct srd_rx_entry *rx, struct srd_ep *ep,
+			    struct srd_rx_dest *dest)
+{
+	dest->context = rx->util.context;
+	dest->comp_flags = rx->comp_flags;
+	dest->iov_count = rx->iov_count;
+	memcpy(dest->iov, rx->iov, rx->iov_count * sizeof(rx->iov[0]));
+	dest->cap = srd_iov_total(rx->iov, rx->iov_count);
+	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags);
+	dest->mrecv = false;
+	dest->discard = false;
+}
+
+/* A slice of a multi-recv buffer for a message of size bytes; the entry
+ * is retired (and *done set) when what is left drops below the minimum. */
+void srd_rx_dest_from_mrecv(struct srd_ep *ep, struct util_match_queue *q,
+			    struct srd_rx_entry *rx, uint64_t size,
+			    struct srd_rx_dest *dest, bool *done)
+{
+	size_t avail;
+	bool released;
+	void *buf = util_match_mrecv_take(q, &rx->util, size,
+					  ep->util.min_multi_recv, &avail,
+					  &released);
+
+	dest->context = rx->util.context;
+	dest->comp_flags = rx->comp_flags | (released ? FI_MULTI_RECV : 0);
+	dest->iov_count = 1;
+	dest->iov[0].iov_base = buf;
+	dest->iov[0].iov_len = avail;
+	dest->cap = avail;
+	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags);
+	dest->mrecv = true;
+	dest->discard = false;
+	*done = released;
+}
+
+static struct srd_unexp *srd_unexp_new(struct srd_ep *ep,
+				       const struct srd_msg_info *m)
+{
+	struct srd_unexp *ux = util_pool_get(&ep->unexp_pool);
+
+	if (!ux)
+		return NULL;
+	memset(ux, 0, sizeof(*ux));
+	ux->m = *m;
+	if (m->type != SRD_PKT_MEDIUM) {
+		memcpy(ux->data, m->payload, m->seg_len);
+		ux->m.payload = ux->data;
+		return ux;
+	}
+	ux->buf = malloc(m->total_len ? m->total_len : 1);
+	if (!ux->buf) {
+		util_pool_put(&ep->unexp_pool, ux);
+		return NULL;
+	}
+	ux->m.payload = ux->buf;
+	return ux;
+}
+
+static void srd_rx_unexpected(struct srd_ep *ep, struct util_match_queue *q,
+			      const struct srd_msg_info *m, fi_addr_t src)
+{
+	struct srd_unexp *ux = srd_unexp_new(ep, m);
+	struct srd_rx_dest dest;
+
+	if (!ux) {
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"no memory for an unexpected message of %llu bytes: "
+			"dropped\n", (unsigned long long)m->total_len);
+		return;
+	}
+	ux->util.src = src;
+	ux->util.tag = m->tag;
+	util_match_add_unexp(q, &ux->util);
+	if (m->type != SRD_PKT_MEDIUM)
+		return;
+	memset(&dest, 0, sizeof(dest));
+	dest.iov_count = 1;
+	dest.iov[0].iov_base = ux->buf;
+	dest.iov[0].iov_len = m->total_len;
+	dest.cap = m->total_len;
+	if (srd_xfer_start(ep, &dest, m, ux))
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"no transfer entry for an unexpected message\n");
+}
+
+/* The first packet of a message, in msg_id order: match it. */
+static void srd_rx_msg_first(struct srd_ep *ep, const struct srd_msg_info *m)
+{
+	bool tagged = m->flags & SRD_PKT_F_TAGGED;
+	struct util_match_queue *q = tagged ? &ep->tag_q : &ep->msg_q;
+	fi_addr_t src = srd_peer_fi_addr(ep, m->peer);
+	struct util_rx_entry *urx = util_match_rx(q, src, tagged ? m->tag : 0);
+	struct srd_rx_entry *rx;
+	struct srd_rx_dest dest;
+	bool done = true;
+
+	if (!urx) {
+		srd_rx_unexpected(ep, q, m, src);
+		return;
+	}
+	rx = container_of(urx, struct srd_rx_entry, util);
+	if (urx->flags & FI_MULTI_RECV)
+		srd_rx_dest_from_mrecv(ep, q, rx, m->total_len, &dest, &done);
+	else
+		srd_rx_dest_from_entry(rx, ep, &dest);
+	if (done)
+		util_pool_put(&ep->rx_pool, rx);
+	srd_rx_start(ep, &dest, m);
+}
+
+/* A later MEDIUM segment of a message already matched. */
+static void srd_rx_msg_later(struct srd_ep *ep, const struct srd_msg_info *m)
+{
+	struct srd_rx_xfer *x;
+
+	DL_FOREACH(m->peer->rx_xfers, x) {
+		if (x->m.msg_id == m->msg_id) {
+			if (m->total_len != x->m.total_len ||
+			    m->seg_len > x->m.total_len - x->received) {
+				FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+					"segment does not fit message %u: "
+					"dropped\n", m->msg_id);
+				return;
+			}
+			srd_xfer_place(ep, x, m);
+			return;
+		}
+	}
+	/* A duplicate, or a segment of a message that failed. */
+}
+
+static int srd_rx_decode(struct srd_ep *ep, struct srd_peer *peer,
+			 const void *pkt, size_t len, struct srd_msg_info *m)
+{
+	const struct srd_pkt_msg *h = pkt;
+
+	m->peer = peer;
+	m->type = h->base.type;
+	m->flags = h->base.flags;
+	m->msg_id = h->msg_id;
+	m->tx_id = h->tx_id;
+	m->cq_data = h->cq_data;
+	m->tag = h->tag;
+	m->total_len = h->total_len;
+	m->offset = h->offset;
+	m->seg_len = h->seg_len;
+	m->payload = (const uint8_t *)(h + 1);
+	return srd_rx_check(ep, m, len - sizeof(*h));
+}
+
+/* Returns true when the message advanced the window. */
+static bool srd_rx_msg_one(struct srd_ep *ep, struct srd_peer *peer,
+			   const void *pkt, size_t len)
+{
+	struct srd_msg_info m;
+
+	if (srd_rx_decode(ep, peer, pkt, len, &m))
+		return false;
+	switch (srd_reorder_arrive(&peer->reorder, m.msg_id, pkt, len)) {
+	case SRD_REORDER_NOW:
+		srd_rx_msg_first(ep, &m);
+		srd_reorder_advance(&peer->reorder);
+		return true;
+	case SRD_REORDER_BEHIND:
+		if (m.type == SRD_PKT_MEDIUM)
+			srd_rx_msg_later(ep, &m);
+		return false;
+	case SRD_REORDER_HELD:
+		return false;
+	default:
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"no memory to hold message %u from qpn %u: dropped\n",
+			m.msg_id, peer->name.qpn);
+		return false;
+	}
+}
+
+void srd_rx_handle_msg(struct srd_ep *ep, struct srd_peer *peer,
+		       const void *pkt, size_t len)
+{
+	const void *held;
+	size_t hlen;
+
+	if (!srd_rx_msg_one(ep, peer, pkt, len))
+		return;
+	while ((held = srd_reorder_pop(&peer->reorder, &hlen))) {
+		srd_rx_msg_one(ep, peer, held, hlen);
+		srd_reorder_release(&peer->reorder, held);
+	}
+}
+
+static int srd_rx_check_long(const struct srd_msg_info *m)
+{
+	const struct srd_pkt_iov *iov = (const struct srd_pkt_iov *)m->payload;
+	uint32_t i, count = m->seg_len / sizeof(*iov);
+	uint64_t sum = 0;
+
+	if (m->seg_len % sizeof(*iov) || count > SRD_IOV_MAX || m->offset)
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		struct srd_pkt_iov v;
+
+		memcpy(&v, &iov[i], sizeof(v));
+		if (v.len > m->total_len - sum)
+			return -FI_EINVAL;
+		sum += v.len;
+	}
+	return sum == m->total_len ? 0 : -FI_EINVAL;
+}
+
+/* Lengths and offsets of a message packet against the packet itself, the
+ * message and our limits. */
+int srd_rx_check(struct srd_ep *ep, const struct srd_msg_info *m,
+		 size_t payload_len)
+{
+	int ret = 0;
+
+	if (m->seg_len != payload_len || m->total_len > ep->pc.max_msg_size)
+		ret = -FI_EINVAL;
+	else if (m->type == SRD_PKT_EAGER)
+		ret = (m->offset || m->seg_len != m->total_len ||
+		       m->seg_len > ep->pc.eager_max) ? -FI_EINVAL : 0;
+	else if (m->type == SRD_PKT_MEDIUM)
+		ret = (!m->seg_len || m->seg_len > ep->pc.eager_max ||
+		       m->seg_len > m->total_len ||
+		       m->offset > m->total_len - m->seg_len) ? -FI_EINVAL : 0;
+	else if (m->type == SRD_PKT_LONG_RTS)
+		ret = srd_rx_check_long(m);
+	else
+		ret = -FI_EINVAL;
+	if (ret)
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"%s from qpn %u: bad lengths (total %llu offset %llu "
+			"segment %u in %zu bytes): dropped\n",
+			srd_pkt_type_str(m->type), m->peer->name.qpn,
+			(unsigned long long)m->total_len,
+			(unsigned long long)m->offset, m->seg_len, payload_len);
+	return ret;
+}
+
+/* An unexpected MEDIUM message has fully arrived: hand it to the
+ * receive that took it meanwhile, if any. */
+void srd_unexp_ready(struct srd_ep *ep, struct srd_unexp *ux)
+{
+	ux->xfer = NULL;
+	if (!ux->then_set)
+		return;
+	srd_rx_deliver(ep, &ux->then, ux);
+}
+
+/* A receive takes unexpected message ux (already off the queue); ux is
+ * freed here or, for a MEDIUM message still arriving, when it completes. */
+int srd_rx_deliver(struct srd_ep *ep, const struct srd_rx_dest *dest,
+		   struct srd_unexp *ux)
+{
+	const struct srd_msg_info *m = &ux->m;
+	size_t n;
+
+	switch (m->type) {
+	case SRD_PKT_LONG_RTS:
+		srd_long_rx_start(ep, dest, m);
+		break;
+	case SRD_PKT_MEDIUM:
+		if (ux->xfer) {
+			ux->then = *dest;
+			ux->then_set = true;
+			return 0;
+		}
+		/* fall through */
+	default:
+		n = m->total_len < dest->cap ? m->total_len : dest->cap;
+		srd_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
+		srd_rx_complete(ep, dest, m, n, 0);
+		break;
+	}
+	srd_unexp_free(ep, ux);
+	return 0;
+}

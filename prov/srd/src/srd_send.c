@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Packets out: the packet-buffer pool, posting one packet to a peer (or
+ * queueing it behind the handshake, RNR backoff or a full send queue), and
+ * the completion of each packet send. Queued packets go once per progress
+ * batch (srd_flush_all).
+ */
+#include "weft/compat.h"
+#include "srd_rdm.h"
+
+#include <string.h>
+#include <time.h>
+
+uint64_t srd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct srd_txbuf *srd_txbuf_get(struct srd_ep *ep)
+{
+	struct srd_txbuf *tb = ep->tx_free;
+
+	if (WEFT_UNLIKELY(!tb))
+		return NULL;
+	ep->tx_free = tb->next;
+	tb->next = NULL;
+	tb->tx = NULL;
+	tb->owner = NULL;
+	tb->peer = NULL;
+	return tb;
+}
+
+void srd_txbuf_put(struct srd_ep *ep, struct srd_txbuf *tb)
+{
+	tb->next = ep->tx_free;
+	ep->tx_free = tb;
+}
+
+/* 0: posted; -FI_EAGAIN: the caller queues it. */
+int srd_pkt_post(struct srd_ep *ep, struct srd_peer *peer,
+		 struct srd_txbuf *tb)
+{
+	struct srd_pkt_base *base = (struct srd_pkt_base *)tb->data;
+	struct ibv_qp_ex *qpx = ep->qp->qpx;
+	int ret;
+
+	if (WEFT_UNLIKELY(ep->sq_inflight >= ep->qp->sq_depth))
+		return -FI_EAGAIN;
+	/* Known only once the handshake is done, so set at the last moment. */
+	if (base->type != SRD_PKT_HELLO)
+		base->peer_id = peer->remote_id;
+	ibv_wr_start(qpx);
+	qpx->wr_id = (uintptr_t)&tb->hdr;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, ep->tx_mr->lkey, (uintptr_t)tb->data, tb->len);
+	ibv_wr_set_ud_addr(qpx, peer->ah->ibv_ah, peer->name.qpn,
+			   peer->name.qkey);
+	ret = ibv_wr_complete(qpx);
+	if (WEFT_UNLIKELY(ret)) {
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"posting %u bytes to qpn %u: %s\n", tb->len,
+			peer->name.qpn, strerror(ret));
+		return -FI_EAGAIN;
+	}
+	ep->sq_inflight++;
+	return 0;
+}
+
+static bool srd_peer_may_send(struct srd_peer *peer)
+{
+	if (peer->state != SRD_PEER_READY)
+		return false;
+	return !peer->rnr.until_ns ||
+	       srd_rnr_check(&peer->rnr, srd_now_ns()) == 0;
+}
+
+void srd_peer_schedule(struct srd_ep *ep, struct srd_peer *peer)
+{
+	if (peer->on_flush || !peer->q_head)
+		return;
+	peer->on_flush = true;
+	peer->flush_next = ep->flush;
+	ep->flush = peer;
+}
+
+static void srd_peer_enqueue(struct srd_ep *ep, struct srd_peer *peer,
+			     struct srd_txbuf *tb)
+{
+	tb->next = NULL;
+	if (peer->q_tail)
+		peer->q_tail->next = tb;
+	else
+		peer->q_head = tb;
+	peer->q_tail = tb;
+	srd_peer_schedule(ep, peer);
+}
+
+void srd_pkt_send(struct srd_ep *ep, struct srd_peer *peer,
+		  struct srd_txbuf *tb, size_t len)
+{
+	tb->peer = peer;
+	tb->len = (uint32_t)len;
+	if (WEFT_LIKELY(!peer->q_head && srd_peer_may_send(peer) &&
+			!srd_pkt_post(ep, peer, tb)))
+		return;
+	srd_peer_enqueue(ep, peer, tb);
+	if (peer->state == SRD_PEER_NEW)
+		srd_peer_hello_send(ep, peer, SRD_PKT_HELLO);
+}
+
+/* Post what the peer's queue holds, as far as the peer and the send queue
+ * allow. Returns true when the queue is empty. */
+static bool srd_peer_drain(struct srd_ep *ep, struct srd_peer *peer)
+{
+	struct srd_txbuf *tb;
+
+	if (peer->state == SRD_PEER_NEW &&
+	    srd_peer_hello_send(ep, peer, SRD_PKT_HELLO))
+		return false;
+	while ((tb = peer->q_head)) {
+		struct srd_pkt_base *b = (struct srd_pkt_base *)tb->data;
+
+		/* Before the handshake only our HELLO may go. */
+		if (b->type != SRD_PKT_HELLO && !srd_peer_may_send(peer))
+			return false;
+		if (srd_pkt_post(ep, peer, tb))
+			return false;
+		peer->q_head = tb->next;
+		if (!peer->q_head)
+			peer->q_tail = NULL;
+	}
+	return true;
+}
+
+void srd_flush_all(struct srd_ep *ep)
+{
+	struct srd_peer *peer = ep->flush, **prev = &ep->flush;
+
+	while (peer) {
+		struct srd_peer *next = peer->flush_next;
+
+		if (srd_peer_drain(ep, peer)) {
+			*prev = next;
+			peer->on_flush = false;
+		} else {
+			prev = &peer->flush_next;
+		}
+		peer = next;
+	}
+}
+
+/* A packet that will never be sent or whose send failed. */
+void srd_txbuf_fail(struct srd_ep *ep, struct srd_txbuf *tb, int err,
+		    int prov_errno)
+{
+	struct srd_tx_entry *tx = tb->tx;
+
+	if (tx) {
+		tx->inflight--;
+		if (!tx->err) {
+			tx->err = err;
+			tx->prov_errno = prov_errno;
+		}
+		srd_tx_try_complete(ep, tx);
+	}
+	if (tb->owner)
+		srd_rma_txbuf_failed(ep, tb, err);
+	srd_txbuf_put(ep, tb);
+}
+
+static void srd_txbuf_rnr(struct srd_ep *ep, struct srd_txbuf *tb)
+{
+	struct srd_peer *peer = tb->peer;
+
+	srd_rnr_on_rnr(&peer->rnr, srd_now_ns(), &ep->rng);
+	/* Back to the head of its queue: it keeps its place in order. */
+	tb->next = peer->q_head;
+	peer->q_head = tb;
+	if (!peer->q_tail)
+		peer->q_tail = tb;
+	srd_peer_schedule(ep, peer);
+}
+
+void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
+		    const struct srd_wc *wc)
+{
+	struct srd_wc_err e;
+
+	ep->sq_inflight--;
+	if (WEFT_LIKELY(wc->status == IBV_WC_SUCCESS)) {
+		if (WEFT_UNLIKELY(tb->peer->rnr.wait_us))
+			srd_rnr_on_success(&tb->peer->rnr);
+		if (tb->owner)
+			srd_rma_wc(ep, tb->owner, wc);
+		if (tb->tx) {
+			tb->tx->inflight--;
+			srd_tx_try_complete(ep, tb->tx);
+		}
+		srd_txbuf_put(ep, tb);
+		return;
+	}
+	if (srd_wc_err_is_rnr(wc->status, wc->vendor_err)) {
+		srd_txbuf_rnr(ep, tb);
+		return;
+	}
+	srd_wc_err_map(wc->status, wc->vendor_err, &e);
+	srd_peer_report(ep, tb->peer, e.prov_errno);
+	srd_txbuf_fail(ep, tb, e.err, e.prov_errno);
+	srd_peer_fail(ep, tb->peer, e.err, e.prov_errno);
+}
+
+/* One log line per failed peer, naming it (srd_err_format). */
+void srd_peer_report(struct srd_ep *ep, struct srd_peer *peer,
+		     int prov_errno)
+{
+	char name[128], msg[256];
+
+	(void)ep;
+	if (srd_ep_name_str(&peer->name, name, sizeof(name)))
+		snprintf(name, sizeof(name), "qpn %u", peer->name.qpn);
+	FI_WARN(&srd_prov, FI_LOG_EP_DATA, "%s\n",
+		srd_err_format(prov_errno, name, msg, sizeof(msg)));
+}
+
+int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
+		  struct srd_wr_hdr *wr, bool write, uint32_t lkey,
+		  void *laddr, size_t len, uint32_t rkey, uint64_t raddr)
+{
+	struct ibv_qp_ex *qpx = ep->qp->qpx;
+	int ret;
+
+	if (ep->sq_inflight >= ep->qp->sq_depth || !srd_peer_may_send(peer))
+		return -FI_EAGAIN;
+	ibv_wr_start(qpx);
+	qpx->wr_id = (uintptr_t)wr;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	if (write)
+		ibv_wr_rdma_write(qpx, rkey, raddr);
+	else
+		ibv_wr_rdma_read(qpx, rkey, raddr);
+	ibv_wr_set_sge(qpx, lkey, (uintptr_t)laddr, (uint32_t)len);
+	ibv_wr_set_ud_addr(qpx, peer->ah->ibv_ah, peer->name.qpn,
+			   peer->name.qkey);
+	ret = ibv_wr_complete(qpx);
+	if (ret) {
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"RDMA %s of %zu bytes to qpn %u: %s\n",
+			write ? "write" : "read", len, peer->name.qpn,
+			strerror(ret));
+		return -FI_EIO;
+	}
+	ep->sq_inflight++;
+	return 0;
+}

@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The srd RDM provider end to end, two endpoints in one process over
+ * softsrd: data checked byte for byte at every protocol threshold (eager,
+ * medium, long by RDMA read), expected and unexpected, tagged order,
+ * truncation, the handshake with an unknown sender, peek/claim/discard,
+ * cancel, multi-recv, remote CQ data, inject, iovs, bad arguments.
+ */
+#include "test_srd_rdm_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MEDIUM_MAX (64 * 1024)	/* SRD_MEDIUM_MAX */
+
+static size_t sizes[16];
+static int nsizes;
+
+static void sizes_init(const struct tfab *f)
+{
+	const size_t s[] = {
+		0, 1, f->eager_max - 1, f->eager_max, f->eager_max + 1,
+		f->mtu - 1, f->mtu, f->mtu + 1, 2 * f->eager_max + 3,
+		MEDIUM_MAX - 1, MEDIUM_MAX, MEDIUM_MAX + 1, 1 << 20,
+	};
+
+	nsizes = (int)(sizeof(s) / sizeof(s[0]));
+	memcpy(sizes, s, sizeof(s));
+}
+
+static void send_one(struct tfab *f, const void *buf, size_t len,
+		     uint64_t tag, bool tagged, void *ctx)
+{
+	ssize_t ret;
+
+	do {
+		ret = tagged ? fi_tsend(f->a.ep, buf, len, NULL, f->a.peer, tag,
+					ctx) :
+			       fi_send(f->a.ep, buf, len, NULL, f->a.peer, ctx);
+		if (ret == -FI_EAGAIN)
+			tfab_poll(f);
+	} while (ret == -FI_EAGAIN);
+	assert_int_equal(ret, 0);
+}
+
+static void recv_one(struct tfab *f, void *buf, size_t len, uint64_t tag,
+		     bool tagged, void *ctx)
+{
+	ssize_t ret = tagged ? fi_trecv(f->b.ep, buf, len, NULL,
+					FI_ADDR_UNSPEC, tag, 0, ctx) :
+			       fi_recv(f->b.ep, buf, len, NULL, FI_ADDR_UNSPEC,
+				       ctx);
+
+	assert_int_equal(ret, 0);
+}
+
+static void check_recv(struct tfab *f, void *ctx, size_t len, uint64_t tag,
+		       bool tagged)
+{
+	struct tent t;
+
+	tfab_wait(f, &f->b, 1);
+	t = tfab_take(&f->b);
+	assert_int_equal(t.err, 0);
+	assert_ptr_equal(t.e.op_context, ctx);
+	assert_int_equal(t.e.len, len);
+	assert_true(t.e.flags & FI_RECV);
+	assert_true(t.e.flags & (tagged ? FI_TAGGED : FI_MSG));
+	if (tagged)
+		assert_int_equal(t.e.tag, tag);
+	assert_int_equal(t.src, f->b.peer);
+}
+
+static void check_send(struct tfab *f, void *ctx)
+{
+	struct tent t;
+
+	tfab_wait(f, &f->a, 1);
+	t = tfab_take(&f->a);
+	assert_int_equal(t.err, 0);
+	assert_ptr_equal(t.e.op_context, ctx);
+	assert_true(t.e.flags & FI_SEND);
+}
+
+static void roundtrip(struct tfab *f, size_t len, bool tagged,
+		      bool unexpected, unsigned int seed)
+{
+	uint8_t *src = malloc(len + 1), *dst = malloc(len + 1);
+	int sctx, rctx;
+	int i;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	tfab_fill(src, len, seed);
+	memset(dst, 0xee, len + 1);
+	if (!unexpected)
+		recv_one(f, dst, len, 7, tagged, &rctx);
+	send_one(f, src, len, 7, tagged, &sctx);
+	if (unexpected) {
+		for (i = 0; i < 2000; i++)
+			tfab_poll(f);
+		recv_one(f, dst, len, 7, tagged, &rctx);
+	}
+	check_recv(f, &rctx, len, 7, tagged);
+	check_send(f, &sctx);
+	tfab_check(dst, len, seed);
+	assert_int_equal(dst[len], 0xee);
+	free(src);
+	free(dst);
+}
+
+static void run_sizes(bool tagged, bool unexpected)
+{
+	struct tfab f;
+	int i;
+
+	tfab_open(&f, 0, true);
+	sizes_init(&f);
+	for (i = 0; i < nsizes; i++)
+		roundtrip(&f, sizes[i], tagged, unexpected, (unsigned int)i + 1);
+	tfab_close(&f);
+}
+
+static void test_sizes_msg_expected(void **state)
+{
+	run_sizes(false, false);
+}
+
+static void test_sizes_msg_unexpected(void **state)
+{
+	run_sizes(false, true);
+}
+
+static void test_sizes_tagged_expected(void **state)
+{
+	run_sizes(true, false);
+}
+
+static void test_sizes_tagged_unexpected(void **state)
+{
+	run_sizes(true, true);
+}
+
+/* Messages of one tag, mixed protocols, arrive in send order (SAS). */
+static void test_tagged_order(void **state)
+{
+	enum { N = 24 };
+	struct tfab f;
+	size_t len[N];
+	uint8_t *src[N], *dst[N];
+	int sctx[N], rctx[N], i, round;
+
+	tfab_open(&f, 0, true);
+	sizes_init(&f);
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < N; i++) {
+			len[i] = sizes[(i * 5 + round) % nsizes];
+			src[i] = malloc(len[i] + 1);
+			dst[i] = calloc(1, len[i] + 1);
+			tfab_fill(src[i], len[i], (unsigned int)(i + 100));
+			if (round)
+				recv_one(&f, dst[i], len[i], 42, true,
+					 &rctx[i]);
+		}
+		for (i = 0; i < N; i++)
+			send_one(&f, src[i], len[i], 42, true, &sctx[i]);
+		if (!round)
+			for (i = 0; i < N; i++)
+				recv_one(&f, dst[i], len[i], 42, true,
+					 &rctx[i]);
+		tfab_wait(&f, &f.b, N);
+		tfab_wait(&f, &f.a, N);
+		/* Completions may come in any order (a long message
+		 * completes after its reads); matching is in send order:
+		 * receive i holds message i. */
+		for (i = 0; i < N; i++) {
+			struct tent t = tfab_take(&f.b);
+			int k = (int)((int *)t.e.op_context - rctx);
+
+			assert_int_equal(t.err, 0);
+			assert_true(k >= 0 && k < N);
+			assert_int_equal(t.e.len, len[k]);
+			tfab_check(dst[k], len[k], (unsigned int)(k + 100));
+		}
+		while (f.a.n)
+			assert_int_equal(tfab_take(&f.a).err, 0);
+		for (i = 0; i < N; i++) {
+			free(src[i]);
+			free(dst[i]);
+		}
+	}
+	tfab_close(&f);
+}
+
+static void trunc_one(struct tfab *f, size_t len, unsigned int seed)
+{
+	size_t cap = len / 2;
+	uint8_t *src = malloc(len), *dst = calloc(1, cap + 1);
+	int sctx, rctx;
+	struct tent t;
+
+	tfab_fill(src, len, seed);
+	recv_one(f, dst, cap, 3, true, &rctx);
+	send_one(f, src, len, 3, true, &sctx);
+	tfab_wait(f, &f->b, 1);
+	t = tfab_take(&f->b);
+	assert_int_equal(t.err, FI_ETRUNC);
+	assert_ptr_equal(t.e.op_context, &rctx);
+	assert_int_equal(t.olen, len - cap);
+	tfab_check(dst, cap, seed);
+	assert_int_equal(dst[cap], 0);
+	check_send(f, &sctx);
+	free(src);
+	free(dst);
+}
+
+static void test_truncation(void **state)
+{
+	struct tfab f;
+
+	tfab_open(&f, 0, true);
+	trunc_one(&f, 100, 1);
+	trunc_one(&f, 3 * f.eager_max, 2);
+	trunc_one(&f, 300000, 3);
+	tfab_close(&f);
+}
+
+/* b does not know a: HELLO creates the peer, the source is NOTAVAIL until
+ * b inserts a; then b can answer. */
+static void test_handshake_unknown_source(void **state)
+{
+	struct tfab f;
+	char buf[16] = "hello", in[16];
+	int sctx, rctx;
+	struct tent t;
+
+	tfab_open(&f, FI_MSG | FI_TAGGED | FI_SOURCE, false);
+	recv_one(&f, in, sizeof(in), 0, false, &rctx);
+	send_one(&f, buf, sizeof(buf), 0, false, &sctx);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_int_equal(t.err, 0);
+	assert_int_equal(t.src, FI_ADDR_NOTAVAIL);
+	assert_string_equal(in, "hello");
+	check_send(&f, &sctx);
+
+	assert_int_equal(fi_av_insert(f.b.av, f.a.name, 1, &f.b.peer, 0,
+				      NULL), 1);
+	roundtrip(&f, 10, false, false, 9);
+	/* and back: b -> a over the peer the HELLO created */
+	assert_int_equal(fi_recv(f.a.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+				 &rctx), 0);
+	assert_int_equal(fi_send(f.b.ep, "back", 5, NULL, f.b.peer, &sctx), 0);
+	tfab_wait(&f, &f.a, 1);
+	t = tfab_take(&f.a);
+	assert_int_equal(t.err, 0);
+	assert_ptr_equal(t.e.op_context, &rctx);
+	assert_string_equal(in, "back");
+	assert_int_equal(t.src, f.a.peer);
+	tfab_wait(&f, &f.b, 1);
+	assert_int_equal(tfab_take(&f.b).err, 0);
+	tfab_close(&f);
+}
+
+static ssize_t trecvmsg(struct tfab *f, void *buf, size_t len, uint64_t tag,
+			void *ctx, uint64_t flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_msg_tagged m = {
+		.msg_iov = &iov, .iov_count = buf ? 1 : 0,
+		.addr = FI_ADDR_UNSPEC, .tag = tag, .context = ctx,
+	};
+
+	return fi_trecvmsg(f->b.ep, &m, flags);
+}
+
+static void test_peek_claim_discard(void **state)
+{
+	struct tfab f;
+	struct fi_context pctx, cctx;
+	size_t mlen;
+	uint8_t *src, *dst;
+	int sctx[3], i;
+	struct tent t;
+
+	tfab_open(&f, 0, true);
+	mlen = 3 * f.eager_max + 5;
+	src = malloc(mlen);
+	dst = calloc(1, mlen);
+	tfab_fill(src, mlen, 77);
+	/* nothing yet */
+	assert_int_equal(trecvmsg(&f, NULL, 0, 5, &pctx, FI_PEEK), 0);
+	tfab_wait(&f, &f.b, 1);
+	assert_int_equal(tfab_take(&f.b).err, FI_ENOMSG);
+
+	send_one(&f, src, 10, 5, true, &sctx[0]);
+	send_one(&f, src, mlen, 6, true, &sctx[1]);
+	send_one(&f, src, 20, 8, true, &sctx[2]);
+	tfab_wait(&f, &f.a, 3);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(tfab_take(&f.a).err, 0);
+
+	assert_int_equal(trecvmsg(&f, NULL, 0, 5, &pctx, FI_PEEK), 0);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_int_equal(t.err, 0);
+	assert_int_equal(t.e.len, 10);
+	assert_int_equal(t.e.tag, 5);
+
+	assert_int_equal(trecvmsg(&f, NULL, 0, 6, &cctx, FI_PEEK | FI_CLAIM),
+			 0);
+	tfab_wait(&f, &f.b, 1);
+	assert_int_equal(tfab_take(&f.b).e.len, mlen);
+	/* claimed: an ordinary receive of tag 6 no longer sees it */
+	assert_int_equal(trecvmsg(&f, NULL, 0, 6, &pctx, FI_PEEK), 0);
+	tfab_wait(&f, &f.b, 1);
+	assert_int_equal(tfab_take(&f.b).err, FI_ENOMSG);
+	assert_int_equal(trecvmsg(&f, dst, mlen, 6, &cctx, FI_CLAIM), 0);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_int_equal(t.err, 0);
+	assert_int_equal(t.e.len, mlen);
+	tfab_check(dst, mlen, 77);
+	/* a claim with a context that claimed nothing */
+	assert_int_equal(trecvmsg(&f, dst, mlen, 6, &pctx, FI_CLAIM),
+			 -FI_EINVAL);
+
+	assert_int_equal(trecvmsg(&f, NULL, 0, 8, &pctx, FI_PEEK | FI_DISCARD),
+			 0);
+	tfab_wait(&f, &f.b, 1);
+	assert_int_equal(tfab_take(&f.b).e.len, 20);
+	assert_int_equal(trecvmsg(&f, NULL, 0, 8, &pctx, FI_PEEK), 0);
+	tfab_wait(&f, &f.b, 1);
+	assert_int_equal(tfab_take(&f.b).err, FI_ENOMSG);
+	/* tag 5 is still there */
+	memset(dst, 0, mlen);
+	recv_one(&f, dst, 10, 5, true, &sctx[0]);
+	tfab_wait(&f, &f.b, 1);
+	assert_int_equal(tfab_take(&f.b).e.len, 10);
+	tfab_check(dst, 10, 77);
+	free(src);
+	free(dst);
+	tfab_close(&f);
+}
+
+static void test_cancel(void **state)
+{
+	struct tfab f;
+	char buf[8];
+	int ctx;
+	struct tent t;
+
+	tfab_open(&f, 0, true);
+	recv_one(&f, buf, sizeof(buf), 1, true, &ctx);
+	assert_int_equal(fi_cancel(&f.b.ep->fid, &ctx), 0);
+	assert_int_equal(fi_cancel(&f.b.ep->fid, &ctx), -FI_ENOENT);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_int_equal(t.err, FI_ECANCELED);
+	assert_ptr_equal(t.e.op_context, &ctx);
+	tfab_close(&f);
+}
+
+static void test_multi_recv(void **state)
+{
+	struct tfab f;
+	size_t lens[3], total, min = 64;
+	uint8_t *buf, *src;
+	struct iovec iov;
+	struct fi_msg m = { .msg_iov = &iov, .iov_count = 1,
+			    .addr = FI_ADDR_UNSPEC };
+	int ctx, sctx, i;
+
+	tfab_open(&f, FI_MSG | FI_MULTI_RECV, true);
+	lens[0] = 100;
+	lens[1] = 2 * f.eager_max + 1;
+	lens[2] = 50;
+	total = lens[0] + lens[1] + lens[2] + min - 1;
+	buf = calloc(1, total);
+	src = malloc(lens[1]);
+	iov.iov_base = buf;
+	iov.iov_len = total;
+	m.context = &ctx;
+	assert_int_equal(fi_setopt(&f.b.ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
+			 0);
+	assert_int_equal(fi_recvmsg(f.b.ep, &m, FI_MULTI_RECV), 0);
+	for (i = 0; i < 3; i++) {
+		tfab_fill(src, lens[i], (unsigned int)i + 30);
+		send_one(&f, src, lens[i], 0, false, &sctx);
+		tfab_wait(&f, &f.a, 1);
+		assert_int_equal(tfab_take(&f.a).err, 0);
+		tfab_wait(&f, &f.b, 1);
+		struct tent t = tfab_take(&f.b);
+
+		assert_int_equal(t.err, 0);
+		assert_int_equal(t.e.len, lens[i]);
+		assert_non_null(t.e.buf);
+		tfab_check(t.e.buf, lens[i], (unsigned int)i + 30);
+		assert_int_equal(!!(t.e.flags & FI_MULTI_RECV), i == 2);
+	}
+	free(buf);
+	free(src);
+	tfab_close(&f);
+}
+
+static void test_cq_data_inject_iov(void **state)
+{
+	struct tfab f;
+	uint8_t *src, *dst;
+	size_t len;
+	struct iovec siov[3], riov[2];
+	int ctx;
+	struct tent t;
+	char small[32];
+
+	tfab_open(&f, 0, true);
+	/* senddata: remote CQ data with the receive */
+	assert_int_equal(fi_recv(f.b.ep, small, sizeof(small), NULL,
+				 FI_ADDR_UNSPEC, &ctx), 0);
+	assert_int_equal(fi_senddata(f.a.ep, "data", 5, NULL, 0xdeadbeef,
+				     f.a.peer, &ctx), 0);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_true(t.e.flags & FI_REMOTE_CQ_DATA);
+	assert_int_equal(t.e.data, 0xdeadbeef);
+	check_send(&f, &ctx);
+
+	/* inject: no completion at the sender, data arrives */
+	assert_int_equal(fi_trecv(f.b.ep, small, sizeof(small), NULL,
+				  FI_ADDR_UNSPEC, 9, 0, &ctx), 0);
+	assert_int_equal(fi_tinjectdata(f.a.ep, "inj", 4, 17, f.a.peer, 9), 0);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_string_equal(small, "inj");
+	assert_int_equal(t.e.data, 17);
+	assert_int_equal(f.a.n, 0);
+	assert_int_equal(fi_inject(f.a.ep, small, f.eager_max + 1, f.a.peer),
+			 -FI_EINVAL);
+
+	/* sendv / recvv across iov boundaries, medium sized */
+	len = 3 * f.eager_max;
+	src = malloc(len);
+	dst = calloc(1, len);
+	tfab_fill(src, len, 55);
+	siov[0] = (struct iovec){ src, 10 };
+	siov[1] = (struct iovec){ src + 10, len / 2 };
+	siov[2] = (struct iovec){ src + 10 + len / 2, len - 10 - len / 2 };
+	riov[0] = (struct iovec){ dst, len / 3 };
+	riov[1] = (struct iovec){ dst + len / 3, len - len / 3 };
+	assert_int_equal(fi_recvv(f.b.ep, riov, NULL, 2, FI_ADDR_UNSPEC, &ctx),
+			 0);
+	assert_int_equal(fi_sendv(f.a.ep, siov, NULL, 3, f.a.peer, &ctx), 0);
+	check_recv(&f, &ctx, len, 0, false);
+	check_send(&f, &ctx);
+	tfab_check(dst, len, 55);
+	free(src);
+	free(dst);
+	tfab_close(&f);
+}
+
+static void test_bad_args(void **state)
+{
+	struct tfab f;
+	struct iovec iov[5] = { { 0 } };
+	char buf[8];
+
+	tfab_open(&f, 0, true);
+	assert_int_equal(fi_sendv(f.a.ep, iov, NULL, 5, f.a.peer, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_recvv(f.b.ep, iov, NULL, 5, FI_ADDR_UNSPEC, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_send(f.a.ep, buf, 1, NULL, 99, NULL), -FI_EINVAL);
+	tfab_close(&f);
+}
+
+/* A peer that is gone gives an error completion, not a hang. */
+static void test_peer_gone(void **state)
+{
+	struct tfab f;
+	char buf[64] = "x";
+	int ctx, ctx2;
+	struct tent t, t2;
+	void *big;
+
+	tfab_open(&f, 0, true);
+	roundtrip(&f, 8, false, false, 4);
+	assert_int_equal(fi_close(&f.b.ep->fid), 0);
+	f.b.ep = NULL;
+	send_one(&f, buf, sizeof(buf), 0, false, &ctx);
+	tfab_wait(&f, &f.a, 1);
+	t = tfab_take(&f.a);
+	assert_int_not_equal(t.err, 0);
+	assert_ptr_equal(t.e.op_context, &ctx);
+	/* again, after the failure: a new handshake that fails, and a long
+	 * message (which would wait for READ_DONE) */
+	big = calloc(1, 1 << 20);
+	send_one(&f, big, 1 << 20, 0, false, &ctx2);
+	send_one(&f, buf, sizeof(buf), 0, false, &ctx);
+	tfab_wait(&f, &f.a, 2);
+	t = tfab_take(&f.a);
+	assert_int_not_equal(t.err, 0);
+	t2 = tfab_take(&f.a);
+	assert_int_not_equal(t2.err, 0);
+	assert_true((t.e.op_context == &ctx && t2.e.op_context == &ctx2) ||
+		    (t.e.op_context == &ctx2 && t2.e.op_context == &ctx));
+	free(big);
+	tfab_close(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes_msg_expected),
+		cmocka_unit_test(test_sizes_msg_unexpected),
+		cmocka_unit_test(test_sizes_tagged_expected),
+		cmocka_unit_test(test_sizes_tagged_unexpected),
+		cmocka_unit_test(test_tagged_order),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_handshake_unknown_source),
+		cmocka_unit_test(test_peek_claim_discard),
+		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_multi_recv),
+		cmocka_unit_test(test_cq_data_inject_iov),
+		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_peer_gone),
+	};
+
+	tfab_env();
+	return cmocka_run_group_tests_name("srd_rdm", tests, NULL, NULL);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers of the srd RDM tests: two endpoints of the srd provider in one
+ * process over softsrd (FI_SRD_DEVICE=soft on 127.0.0.1), each with one
+ * CQ for both directions, and a poller that stashes what both CQs report
+ * so that waiting on one endpoint still progresses the other.
+ */
+#ifndef TEST_SRD_RDM_COMMON_H
+#define TEST_SRD_RDM_COMMON_H
+
+#include "weft/compat.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#define TCQ_MAX 512
+
+struct tent {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	int err;		/* positive FI_E*, 0 for a success entry */
+	size_t olen;
+	int prov_errno;
+};
+
+struct tep {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_cntr *rx_cntr;
+	char name[64];
+	size_t namelen;
+	fi_addr_t peer;		/* the other endpoint in this one's AV */
+	struct tent ents[TCQ_MAX];
+	int n;
+};
+
+struct tfab {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct tep a, b;
+	size_t eager_max;	/* info->tx_attr->inject_size */
+	size_t mtu;
+};
+
+/* setenv FI_SRD_DEVICE=soft (and loopback) before the first getinfo. */
+void tfab_env(void);
+/* caps: the fi_info caps to ask for (0: FI_MSG | FI_TAGGED). insert_b:
+ * whether b's AV knows a (a always knows b). */
+void tfab_open(struct tfab *f, uint64_t caps, bool insert_b);
+void tfab_close(struct tfab *f);
+/* Progress both and stash completions; returns entries stashed. */
+int tfab_poll(struct tfab *f);
+/* Wait until e has at least n entries (bounded number of polls). */
+void tfab_wait(struct tfab *f, struct tep *e, int n);
+/* Take the oldest stashed entry of e. */
+struct tent tfab_take(struct tep *e);
+void tfab_fill(uint8_t *buf, size_t len, unsigned int seed);
+void tfab_check(const uint8_t *buf, size_t len, unsigned int seed);
+
+#endif /* TEST_SRD_RDM_COMMON_H */
