@@ -112,7 +112,10 @@ xchg "mmsg+loss+dup+reorder" $FAULTS FI_SRD_SOFT_IO=mmsg
 # Debian's fi_pingpong over weft's srd provider on softsrd, once offered.
 PINGPONG=$(command -v fi_pingpong)
 FI_INFO=$(command -v fi_info)
-weft_env="LD_LIBRARY_PATH=$top_builddir/weft/.libs LD_PRELOAD=${WEFT_TEST_PRELOAD:-} \
+# WEFT_TEST_PRELOAD lists its libraries with spaces; weft_env is split on
+# spaces below, so hand them to the loader with its other separator, ':'.
+preload=$(printf '%s' "${WEFT_TEST_PRELOAD:-}" | tr ' ' ':')
+weft_env="LD_LIBRARY_PATH=$top_builddir/weft/.libs LD_PRELOAD=$preload \
 ASAN_OPTIONS=detect_leaks=0 FI_SRD_DEVICE=soft"
 if [ -z "$PINGPONG" ] || [ -z "$FI_INFO" ]; then
 	skip "fi_pingpong/fi_info not installed (Debian package libfabric-bin)"
