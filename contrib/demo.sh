@@ -3,7 +3,8 @@
 # demo.sh: set up weft (contrib/setup.sh), then run its main job: two
 # processes exchanging messages over the default provider, printing
 # latency and bandwidth per size; then Debian's own fi_pingpong binary,
-# unchanged, running on weft through weft_run.
+# unchanged, running on weft through weft_run, over shm and over srd on
+# softsrd (weft's userspace SRD device).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/contrib/setup.sh" >/dev/null
@@ -30,4 +31,13 @@ port=$((40000 + RANDOM % 20000))
 srv=$!
 sleep 0.5
 "$run" fi_pingpong -p "$prov" -e rdm -I 10000 -P "$port" 127.0.0.1
+wait "$srv"
+echo
+echo "== the srd provider on softsrd, weft's userspace SRD device (FI_SRD_DEVICE=soft):"
+echo "   reliable datagrams over UDP on 127.0.0.1, the way srd runs on EFA"
+port=$((40000 + RANDOM % 20000))
+FI_SRD_DEVICE=soft "$run" fi_pingpong -p srd -e rdm -I 2000 -B "$port" >/dev/null 2>&1 &
+srv=$!
+sleep 0.5
+FI_SRD_DEVICE=soft "$run" fi_pingpong -p srd -e rdm -I 2000 -P "$port" 127.0.0.1
 wait "$srv"
