@@ -335,6 +335,12 @@ size_t srd_iov_copy_to(const struct iovec *iov, size_t count, size_t off,
 int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
 		  struct srd_wr_hdr *wr, bool write, uint32_t lkey,
 		  void *laddr, size_t len, uint32_t rkey, uint64_t raddr);
+/* An RDMA write whose completion at the target carries imm (host order)
+ * and consumes one of its posted receives. */
+int srd_post_rdma_write_imm(struct srd_ep *ep, struct srd_peer *peer,
+			    struct srd_wr_hdr *wr, uint32_t imm, uint32_t lkey,
+			    void *laddr, size_t len, uint32_t rkey,
+			    uint64_t raddr);
 
 /* srd_recv.c: messages in. */
 int srd_rx_init(struct srd_ep *ep);

@@ -26,9 +26,8 @@ static void srd_rma_caps(struct srd_ep *ep, struct srd_rma_ep *r)
 
 	r->hw_write = hw && caps->rdma_write;
 	r->hw_read = hw && caps->rdma_read;
-	/* Needs a poster for write-with-immediate in the RDM layer (not
-	 * there yet): writedata is emulated meanwhile. */
-	r->hw_imm = false;
+	r->hw_imm = r->hw_write && (ep->qp->send_ops_flags &
+				    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
 	r->max_rma_size = caps->max_rdma_size ? caps->max_rdma_size :
 			  UINT32_MAX;
 	r->seg_max = (uint32_t)ep->pc.eager_max;
@@ -208,6 +207,16 @@ static void srd_rma_op_queue(struct srd_ep *ep, struct srd_rma_op *op)
 	}
 }
 
+/* SRD does not order the pieces of a split write, so the immediate (which
+ * tells the target the data is there) may only ride on a write that is a
+ * single work request. */
+static bool srd_rma_hw_imm_ok(const struct srd_rma_ep *r,
+			      const struct srd_rma_op *op)
+{
+	return r->hw_imm && op->iov_count == 1 && op->len &&
+	       op->len <= r->max_rma_size;
+}
+
 /* Hardware when both ends can (the peer said so in its HELLO), so the
  * handshake must be over first. */
 static int srd_rma_op_decide(struct srd_ep *ep, struct srd_rma_op *op)
@@ -217,7 +226,7 @@ static int srd_rma_op_decide(struct srd_ep *ep, struct srd_rma_op *op)
 	bool write = op->kind == SRD_RMA_WRITE;
 
 	if (op->kind == SRD_RMA_ATOMIC || (write ? !r->hw_write : !r->hw_read) ||
-	    (op->pkt_flags & SRD_PKT_F_CQ_DATA && !r->hw_imm)) {
+	    (op->pkt_flags & SRD_PKT_F_CQ_DATA && !srd_rma_hw_imm_ok(r, op))) {
 		op->started = true;
 		return 0;
 	}

@@ -32,9 +32,18 @@ static int srd_rma_hw_post_one(struct srd_ep *ep, struct srd_rma_op *op)
 	n = op->iov[i].iov_len - in;
 	if (n > ep->rma->max_rma_size)
 		n = ep->rma->max_rma_size;
-	ret = srd_post_rdma(ep, op->peer, &op->hdr, op->kind == SRD_RMA_WRITE,
-			    op->lkey[i], (uint8_t *)op->iov[i].iov_base + in,
-			    (size_t)n, (uint32_t)op->key, op->addr + op->posted);
+	if (op->pkt_flags & SRD_PKT_F_CQ_DATA)	/* one WR: srd_rma_op_decide */
+		ret = srd_post_rdma_write_imm(ep, op->peer, &op->hdr,
+					      op->cq_data, op->lkey[i],
+					      (uint8_t *)op->iov[i].iov_base + in,
+					      (size_t)n, (uint32_t)op->key,
+					      op->addr + op->posted);
+	else
+		ret = srd_post_rdma(ep, op->peer, &op->hdr,
+				    op->kind == SRD_RMA_WRITE, op->lkey[i],
+				    (uint8_t *)op->iov[i].iov_base + in,
+				    (size_t)n, (uint32_t)op->key,
+				    op->addr + op->posted);
 	if (ret)
 		return ret;
 	op->posted += n;

@@ -8,6 +8,7 @@
 #include "weft/compat.h"
 #include "srd_rdm.h"
 
+#include <endian.h>
 #include <string.h>
 #include <time.h>
 
@@ -226,10 +227,14 @@ void srd_peer_report(struct srd_ep *ep, struct srd_peer *peer,
 		srd_err_format(prov_errno, name, msg, sizeof(msg)));
 }
 
-int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
-		  struct srd_wr_hdr *wr, bool write, uint32_t lkey,
-		  void *laddr, size_t len, uint32_t rkey, uint64_t raddr)
+enum srd_rdma_op { SRD_RDMA_READ, SRD_RDMA_WRITE, SRD_RDMA_WRITE_IMM };
+
+static int srd_post_rdma_op(struct srd_ep *ep, struct srd_peer *peer,
+			    struct srd_wr_hdr *wr, enum srd_rdma_op op,
+			    uint32_t imm, uint32_t lkey, void *laddr,
+			    size_t len, uint32_t rkey, uint64_t raddr)
 {
+	static const char *const names[] = { "read", "write", "write-imm" };
 	struct ibv_qp_ex *qpx = ep->qp->qpx;
 	int ret;
 
@@ -238,21 +243,39 @@ int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
 	ibv_wr_start(qpx);
 	qpx->wr_id = (uintptr_t)wr;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	if (write)
+	if (op == SRD_RDMA_READ)
+		ibv_wr_rdma_read(qpx, rkey, raddr);
+	else if (op == SRD_RDMA_WRITE)
 		ibv_wr_rdma_write(qpx, rkey, raddr);
 	else
-		ibv_wr_rdma_read(qpx, rkey, raddr);
+		ibv_wr_rdma_write_imm(qpx, rkey, raddr, htobe32(imm));
 	ibv_wr_set_sge(qpx, lkey, (uintptr_t)laddr, (uint32_t)len);
 	ibv_wr_set_ud_addr(qpx, peer->ah->ibv_ah, peer->name.qpn,
 			   peer->name.qkey);
 	ret = ibv_wr_complete(qpx);
 	if (ret) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-			"RDMA %s of %zu bytes to qpn %u: %s\n",
-			write ? "write" : "read", len, peer->name.qpn,
-			strerror(ret));
+			"RDMA %s of %zu bytes to qpn %u: %s\n", names[op], len,
+			peer->name.qpn, strerror(ret));
 		return -FI_EIO;
 	}
 	ep->sq_inflight++;
 	return 0;
+}
+
+int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
+		  struct srd_wr_hdr *wr, bool write, uint32_t lkey,
+		  void *laddr, size_t len, uint32_t rkey, uint64_t raddr)
+{
+	return srd_post_rdma_op(ep, peer, wr, write ? SRD_RDMA_WRITE :
+				SRD_RDMA_READ, 0, lkey, laddr, len, rkey, raddr);
+}
+
+int srd_post_rdma_write_imm(struct srd_ep *ep, struct srd_peer *peer,
+			    struct srd_wr_hdr *wr, uint32_t imm, uint32_t lkey,
+			    void *laddr, size_t len, uint32_t rkey,
+			    uint64_t raddr)
+{
+	return srd_post_rdma_op(ep, peer, wr, SRD_RDMA_WRITE_IMM, imm, lkey,
+				laddr, len, rkey, raddr);
 }
