@@ -273,8 +273,12 @@ static int shm_region_open_new(struct shm_region *r, const char *short_name,
 			break;
 		if (errno != EEXIST)
 			return -errno;
+		/* Not reclaimed: a live owner holds the name, or another
+		 * process's reclaim scan holds its lock for a moment. Only
+		 * the first lasts, so look again shortly before giving up. */
 		if (short_name && !shm_reclaim_name(r->name))
-			return -FI_EADDRINUSE;
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 },
+				  NULL);
 	}
 	if (r->fd < 0)
 		return short_name ? -FI_EADDRINUSE : -FI_EBUSY;
