@@ -237,6 +237,8 @@ struct shm_ep {
 	 * unexpected buffer): retried before anything else. */
 	struct shm_cell *held;
 	struct shm_cell_hdr held_hdr;
+	/* Cells handled but handed back only at the next progress call. */
+	uint32_t rel_pending;
 
 	uint64_t progress_calls;
 	uint64_t split_seq;		/* last CTS rx_id */

@@ -64,6 +64,18 @@ static int shm_held_retry(struct shm_ep *ep)
 	return 0;
 }
 
+/* The payload lines of a cell sit in the sender's cache: ask for all of
+ * them at once, before the matching work, so their transfers overlap
+ * each other and that work instead of coming one by one in the copy. */
+static inline void shm_cell_prefetch(const struct shm_cell *cell, uint32_t len)
+{
+	const uint8_t *p = cell->payload + SHM_CELL_LINE0_PAYLOAD;
+	const uint8_t *end = cell->payload + len;
+
+	for (; p < end; p += SHM_CACHE_LINE)
+		__builtin_prefetch(p);
+}
+
 static void shm_queue_drain(struct shm_ep *ep)
 {
 	struct shm_cell_hdr hdr;
@@ -76,19 +88,33 @@ static void shm_queue_drain(struct shm_ep *ep)
 		cell = shm_queue_poll(ep->region, &hdr);
 		if (!cell)
 			return;
+		shm_cell_prefetch(cell, hdr.len);
 		if (WEFT_UNLIKELY(shm_cell_handle(ep, cell, &hdr) ==
 				  -FI_EAGAIN)) {
 			ep->held = cell;
 			ep->held_hdr = hdr;
 			return;
 		}
-		shm_queue_release(ep->region);
+		ep->rel_pending++;
 	}
+}
+
+/* A handled cell goes back to the producers at the next progress call,
+ * not at once: the release is a store to the cell's first line, which the
+ * sender read last, so it waits for that line to come back, and the next
+ * atomic instruction (a lock, the claim of the reply's cell) would wait
+ * for the store. Deferred, that wait falls into the next poll instead of
+ * delaying the answer to the message. */
+static inline void shm_queue_release_pending(struct shm_ep *ep)
+{
+	for (; ep->rel_pending; ep->rel_pending--)
+		shm_queue_release(ep->region);
 }
 
 void shm_ep_progress_locked(struct shm_ep *ep)
 {
 	ep->progress_calls++;
+	shm_queue_release_pending(ep);
 	if (WEFT_UNLIKELY(ep->acks != NULL))
 		shm_ack_flush(ep);
 	shm_queue_drain(ep);

@@ -32,6 +32,9 @@
 #include "shm_region.h"
 
 #define SHM_CELL_HDR_SIZE	48
+#define SHM_CACHE_LINE		64
+/* Payload bytes that share the first line with seq and the header. */
+#define SHM_CELL_LINE0_PAYLOAD	(SHM_CACHE_LINE - SHM_CELL_HDR_SIZE)
 #define SHM_RESERVE_TRIES	64
 
 struct shm_cell_hdr {
@@ -122,6 +125,29 @@ static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
 	return NULL;
 }
 
+/* Producer: ask for ownership of the payload lines past the first one of
+ * a reserved cell before filling it, so that the transfers of lines the
+ * consumer read last time overlap instead of coming one by one as the
+ * copy's stores drain. The first line is left alone: the consumer is
+ * polling it, and it is written last. Only up to SHM_PREFETCHW_MAX bytes:
+ * measured with fi_pingpong, 2 KiB messages gained ~10%, 4 KiB ones lost
+ * 10-30% (too many outstanding misses hold up the copy's own stores). */
+#define SHM_PREFETCHW_MAX 2048
+
+static inline void shm_cell_prefetchw(struct shm_cell *cell, size_t len)
+{
+	uint8_t *p = cell->payload + SHM_CELL_LINE0_PAYLOAD;
+	uint8_t *end = cell->payload + len;
+
+	for (; p < end; p += SHM_CACHE_LINE) {
+#if defined(__x86_64__)
+		__asm__ __volatile__("prefetchw %0" : : "m"(*p));
+#else
+		__builtin_prefetch(p, 1);
+#endif
+	}
+}
+
 /* Publish a reserved cell. Commit it before the next reserve on the same
  * shm_queue_tx: the claim intent word names one cell at a time, and the
  * dead-producer check relies on it. */
@@ -147,12 +173,23 @@ static inline struct shm_cell *shm_queue_poll(struct shm_region *r,
 {
 	struct shm_cell *cell = shm_cell_at(r->cells, r->cell_size,
 					    r->head & r->mask);
-	uint64_t seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
+	uint64_t seq;
 
+	/* Messages that end in the second line (17-80 payload bytes) take
+	 * two serial line transfers if that line is only asked for once the
+	 * first shows the cell ready: ask for both in the same poll while
+	 * the last message was of that kind (sizes tend to repeat). Not for
+	 * longer ones: the sender is still writing the second line while
+	 * it fills the rest, and taking it away from it costs more. */
+	if (r->poll_line1)
+		__builtin_prefetch((const uint8_t *)cell + SHM_CACHE_LINE);
+	seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
 	if (WEFT_LIKELY(seq == r->head + 1)) {
 		*hdr = cell->hdr;
 		if (WEFT_LIKELY(hdr->len <= r->cell_size - SHM_CELL_HDR_SIZE &&
 				hdr->src < r->max_peers)) {
+			r->poll_line1 = hdr->len - (SHM_CELL_LINE0_PAYLOAD + 1) <
+					SHM_CACHE_LINE;
 			r->head++;
 			r->idle_polls = 0;
 			return cell;

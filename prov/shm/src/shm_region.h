@@ -57,7 +57,12 @@ extern struct fi_provider *shm_xport_prov;
 #define SHM_DEF_CELL_SIZE	4160	/* 48 B header + 4112 B inline payload: measured,
 				 * 2-4 KiB messages take 0.8-1.2 us inline vs 3.4 us
 				 * by rendezvous, small ones are unchanged */
-#define SHM_DEF_CELL_COUNT	256	/* power of two */
+/* Power of two. 64 cells measured 2-4% lower fi_pingpong latency than 256
+ * (the ring's lines and pages stay in the caches and TLBs), but a peer
+ * that gets back one ACK per rendezvous send of a window fills a short
+ * queue, and clients that do not retry -FI_EAGAIN fail (fabtests'
+ * ft_bench_bw did at 64). */
+#define SHM_DEF_CELL_COUNT	256
 #define SHM_DEF_MAX_PEERS	256	/* slots: distinct producers at once */
 #define SHM_DEF_BOUNCE_SEG_SIZE	(64 * 1024)
 #define SHM_DEF_BOUNCE_SEGS	16	/* <= 64 */
@@ -158,6 +163,7 @@ struct shm_region {
 	uint64_t head;			/* next position to poll */
 	uint64_t rel;			/* next position to release */
 	uint32_t idle_polls;		/* empty polls since the last message */
+	bool poll_line1;		/* last message ended in the 2nd line */
 	uint64_t stall_pos;		/* head position a stall was first seen at */
 	uint64_t stall_since_ns;
 	uint32_t bounce_next;		/* round-robin start of the segment scan */

@@ -27,6 +27,26 @@ static inline bool shm_send_wants_comp(struct shm_ep *ep, uint64_t flags)
 	return !(flags & FI_INJECT) && util_ep_tx_wants_comp(&ep->util, flags);
 }
 
+/* The payload beyond the cell's first line, or all of it for an iov array.
+ * The receiver polls the first line (sequence word) the whole time, so
+ * every store to it costs a transfer of the line: filling the rest of the
+ * cell first and the first line last (header, first payload bytes, then
+ * the sequence word right after) takes that line once, not twice. */
+static inline void shm_send_inline_payload(struct shm_cell *cell,
+					   const struct iovec *iov,
+					   size_t count, size_t len)
+{
+	if (len <= SHM_PREFETCHW_MAX)
+		shm_cell_prefetchw(cell, len);
+	if (WEFT_UNLIKELY(count != 1))
+		shm_iov_copy_from(iov, count, 0, cell->payload, len);
+	else if (len > SHM_CELL_LINE0_PAYLOAD)
+		memcpy(cell->payload + SHM_CELL_LINE0_PAYLOAD,
+		       (const uint8_t *)iov[0].iov_base +
+			       SHM_CELL_LINE0_PAYLOAD,
+		       len - SHM_CELL_LINE0_PAYLOAD);
+}
+
 static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
 			       const struct iovec *iov, size_t count,
 			       size_t len, uint64_t tag, uint64_t data,
@@ -40,6 +60,7 @@ static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
 	cell = shm_peer_reserve(conn->peer);
 	if (WEFT_UNLIKELY(!cell))
 		return shm_conn_full(ep, conn);
+	shm_send_inline_payload(cell, iov, count, len);
 	cell->hdr.op = SHM_OP_SEND;
 	cell->hdr.flags = shm_send_cell_flags(flags);
 	cell->hdr.len = (uint32_t)len;
@@ -48,9 +69,9 @@ static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
 	cell->hdr.data = data;
 	cell->hdr.cookie = 0;
 	if (WEFT_LIKELY(count == 1))
-		memcpy(cell->payload, iov[0].iov_base, len);
-	else
-		shm_iov_copy_from(iov, count, 0, cell->payload, len);
+		memcpy(cell->payload, iov[0].iov_base,
+		       len < SHM_CELL_LINE0_PAYLOAD ? len :
+						      SHM_CELL_LINE0_PAYLOAD);
 	shm_queue_commit(cell);
 
 	if (comp)
