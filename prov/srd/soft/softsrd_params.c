@@ -86,6 +86,11 @@ void softsrd_params_define(const struct fi_provider *prov)
 	fi_param_define(prov, "soft_rnr_delay_us", FI_PARAM_INT,
 			"softsrd: wait before resending a send refused with "
 			"RNR (default 100)");
+	fi_param_define(prov, "soft_ack_delay_us", FI_PARAM_INT,
+			"softsrd: how long the acknowledgement of a received "
+			"send may wait for a packet going back to carry it "
+			"(default 50, 0: never waits; at most a quarter of "
+			"FI_SRD_SOFT_RTO_US)");
 	fi_param_define(prov, "soft_pkts_per_qp", FI_PARAM_INT,
 			"softsrd: packets in flight per QP (default 1024)");
 	fi_param_define(prov, "soft_rdma_pkt", FI_PARAM_INT,
@@ -172,6 +177,7 @@ int softsrd_config_read(struct softsrd_config *cfg)
 		.rto_us = 2000,
 		.retries = 16,
 		.rnr_delay_us = 100,
+		.ack_delay_us = 50,
 		.pkts_per_qp = 1024,
 		.window = 64,
 	};
@@ -192,6 +198,11 @@ int softsrd_config_read(struct softsrd_config *cfg)
 	softsrd_get_u32("soft_rto_us", &cfg->rto_us, 10, 10000000);
 	softsrd_get_u32("soft_retries", &cfg->retries, 0, 1000);
 	softsrd_get_u32("soft_rnr_delay_us", &cfg->rnr_delay_us, 0, 10000000);
+	softsrd_get_u32("soft_ack_delay_us", &cfg->ack_delay_us, 0, 10000000);
+	/* the peer must get its answer well before it resends (its RTO is
+	 * not known here: this device's is the best guess) */
+	if (cfg->ack_delay_us > cfg->rto_us / 4)
+		cfg->ack_delay_us = cfg->rto_us / 4;
 	softsrd_get_u32("soft_pkts_per_qp", &cfg->pkts_per_qp, 16, 1u << 16);
 	softsrd_get_u32("soft_window", &cfg->window, 1, SOFTSRD_WIN);
 	softsrd_get_u32("soft_rdma_pkt", &cfg->rdma_pkt, 0, SOFTSRD_MAX_RDMA_PKT);

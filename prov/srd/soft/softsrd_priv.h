@@ -42,6 +42,7 @@ enum softsrd_io { SOFTSRD_IO_AUTO, SOFTSRD_IO_URING, SOFTSRD_IO_MMSG };
 #define SOFTSRD_BIG_PKT_RCVBUF (4 << 20)
 #define SOFTSRD_QP_PER_CTX    255
 #define SOFTSRD_WIN           256	/* packets in flight per peer */
+#define SOFTSRD_FINAL_ACK_COPIES 3	/* OK verdicts resent at QP destroy */
 #define SOFTSRD_PEERS_MAX     4096	/* per QP: bounds memory a flood can take */
 
 struct softsrd_config {
@@ -61,6 +62,7 @@ struct softsrd_config {
 	uint32_t rto_us;
 	uint32_t retries;
 	uint32_t rnr_delay_us;
+	uint32_t ack_delay_us;	/* an OK verdict may wait this long for data */
 	uint32_t pkts_per_qp;
 	uint32_t window;	/* packets in flight per peer, <= SOFTSRD_WIN */
 	uint32_t rdma_pkt;	/* RDMA packet size; 0: auto (set at open) */
@@ -72,7 +74,7 @@ int softsrd_config_read(struct softsrd_config *cfg);
 
 /* ---- wire format ------------------------------------------------------- */
 
-#define SOFTSRD_WIRE_VERSION 1
+#define SOFTSRD_WIRE_VERSION 2
 
 enum softsrd_pkt_type {
 	SOFTSRD_PKT_SEND = 1,
@@ -109,7 +111,12 @@ enum softsrd_vendor_err {
 	SOFTSRD_VE_LOCAL_UNRESP_REMOTE = 13,
 };
 
-/* All fields little endian. 64 bytes. */
+/*
+ * All fields little endian. 80 bytes. Version 2 added the last three
+ * fields: any packet from QP B to QP A may acknowledge, as answered OK,
+ * the PSNs [ack_psn, ack_psn + ack_cnt) of the flow A -> B (ack_cnt 0:
+ * nothing), so a reply carries the acknowledgement of what it answers.
+ */
 struct softsrd_hdr {
 	uint8_t version;
 	uint8_t type;
@@ -127,7 +134,12 @@ struct softsrd_hdr {
 	uint32_t msg_len;	/* RDMA: length of the whole message */
 	uint32_t seg_off;	/* RDMA: offset of this packet in the message */
 	uint32_t imm;		/* immediate data, as the application gave it */
+	uint64_t ack_psn;
+	uint32_t ack_cnt;
+	uint32_t ack_incarnation; /* of the acknowledged flow's sender QP */
 } __attribute__((packed));
+
+_Static_assert(sizeof(struct softsrd_hdr) == 80, "softsrd wire header");
 
 /* ---- objects ------------------------------------------------------------ */
 
@@ -259,6 +271,12 @@ struct softsrd_peer {
 	uint32_t rx_incarnation;
 	uint64_t rx_floor;
 	struct softsrd_rx_slot rx_ring[2 * SOFTSRD_WIN];
+	/* OK verdicts not yet sent: one run of consecutive PSNs, waiting
+	 * until ack_due for a packet going back to carry it */
+	uint64_t ack_psn;
+	uint32_t ack_cnt;
+	uint64_t ack_due;
+	struct softsrd_peer *ack_prev, *ack_next;	/* qp->ack_owed */
 };
 
 struct softsrd_qp {
@@ -303,6 +321,7 @@ struct softsrd_qp {
 	struct softsrd_peer *peers;
 	struct softsrd_peer *peer_last;	/* most packets come from the last */
 	uint32_t npeers;
+	struct softsrd_peer *ack_owed;	/* peers with a run of acks to send */
 };
 
 /* A datagram being sent: header plus up to 1 + SOFTSRD_MAX_SGE pieces. */
@@ -360,6 +379,7 @@ struct softsrd_ctx {
 	uint32_t ahn_gen;		/* changes whenever an ahn comes or goes */
 	uint16_t next_ahn;
 	uint64_t next_timer_check;
+	uint64_t now;			/* time of the current call or round */
 	pthread_t thread;
 	int stop_fd;			/* eventfd: wakes the thread to exit */
 	atomic_bool stop;
@@ -468,7 +488,8 @@ int softsrd_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int softsrd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 
-/* proto.c */
+/* proto.c; progress and push_pending work at ctx->now (softsrd_app_enter
+ * or the thread sets it) */
 int softsrd_progress(struct softsrd_ctx *ctx);
 int softsrd_progress_poll(struct softsrd_ctx *ctx, struct softsrd_cq *cq);
 bool softsrd_busy(const struct softsrd_ctx *ctx);
@@ -497,7 +518,6 @@ int softsrd_wire_open(struct softsrd_ctx *ctx);
 void softsrd_wire_close(struct softsrd_ctx *ctx);
 struct softsrd_txd *softsrd_wire_txd(struct softsrd_ctx *ctx);
 void softsrd_wire_flush(struct softsrd_ctx *ctx);
-bool softsrd_wire_headers_only(const struct softsrd_ctx *ctx);
 int softsrd_wire_rx(struct softsrd_ctx *ctx);
 void softsrd_wire_held_due(struct softsrd_ctx *ctx, uint64_t now);
 bool softsrd_wire_chance(struct softsrd_ctx *ctx, uint32_t percent);
@@ -506,10 +526,12 @@ bool softsrd_wire_chance(struct softsrd_ctx *ctx, uint32_t percent);
 int softsrd_thread_start(struct softsrd_ctx *ctx);
 void softsrd_thread_stop(struct softsrd_ctx *ctx);
 
+/* Under ctx->lock: the application is here, and the time of its call is
+ * the time of the work done in it (one clock read per call). */
 static inline void softsrd_app_enter(struct softsrd_ctx *ctx)
 {
-	atomic_store_explicit(&ctx->app_ns, softsrd_now_ns(),
-			      memory_order_relaxed);
+	ctx->now = softsrd_now_ns();
+	atomic_store_explicit(&ctx->app_ns, ctx->now, memory_order_relaxed);
 }
 
 #endif /* SOFTSRD_PRIV_H */

@@ -15,6 +15,17 @@
  * below it are stale and dropped, which also bounds the memory. No order
  * is kept between packets: whatever arrives is placed at once.
  *
+ * Acknowledgements ride on data going back: an OK verdict waits, as part
+ * of a run of consecutive PSNs per flow, for the next packet from the
+ * target QP to the initiator QP (a reply, an RDMA packet, any answer),
+ * which carries the run in its header (wire version 2). A run goes alone,
+ * as an ACK datagram, once it is FI_SRD_SOFT_ACK_DELAY_US old (counted
+ * from its first PSN), once it holds a quarter of the window, at once for
+ * packets that give the target application nothing to answer (RDMA writes
+ * without immediate: one ACK per received batch), when the device thread
+ * takes over from an absent application, and when the QP leaves RTS.
+ * Non-OK verdicts and answers to duplicates go at once, on their own.
+ *
  * A send refused for want of a receive (RNR) is retried under a new PSN
  * after FI_SRD_SOFT_RNR_DELAY_US, rnr_retry times (7: forever).
  *
@@ -146,6 +157,136 @@ static size_t softsrd_pkt_iov(const struct softsrd_swr *wr, uint32_t off,
 	return n;
 }
 
+/* ---- acknowledgements owed ------------------------------------------------ */
+
+/* Hands the peer's owed run to a packet about to go to it. */
+static void softsrd_ack_fill(struct softsrd_qp *qp, struct softsrd_peer *peer,
+			     struct softsrd_hdr *h)
+{
+	if (!peer->ack_cnt)
+		return;
+	h->ack_psn = htole64(peer->ack_psn);
+	h->ack_cnt = htole32(peer->ack_cnt);
+	h->ack_incarnation = htole32(peer->rx_incarnation);
+	peer->ack_cnt = 0;
+	DL_DELETE2(qp->ack_owed, peer, ack_prev, ack_next);
+}
+
+/* An ACK alone, status OK, for the run of cnt PSNs from psn. */
+static void softsrd_ack_run_send(struct softsrd_qp *qp,
+				 struct softsrd_peer *peer, uint64_t psn,
+				 uint32_t cnt)
+{
+	struct softsrd_txd *t = softsrd_wire_txd(qp->ctx);
+	struct softsrd_hdr *h = &t->hdr;
+
+	memset(h, 0, sizeof(*h));
+	h->version = SOFTSRD_WIRE_VERSION;
+	h->type = SOFTSRD_PKT_ACK;
+	h->status = SOFTSRD_ST_OK;
+	h->src_qpn = htole32(qp->ibv_qp.qp_num);
+	h->dst_qpn = htole32(peer->key.qpn);
+	h->incarnation = htole32(qp->incarnation);
+	h->psn = htole64(psn);
+	h->ack_psn = htole64(psn);
+	h->ack_cnt = htole32(cnt);
+	h->ack_incarnation = htole32(peer->rx_incarnation);
+	t->sin = peer->sin;
+}
+
+/* The owed run goes alone. */
+static void softsrd_ack_send(struct softsrd_qp *qp, struct softsrd_peer *peer)
+{
+	softsrd_ack_run_send(qp, peer, peer->ack_psn, peer->ack_cnt);
+	peer->ack_cnt = 0;
+	DL_DELETE2(qp->ack_owed, peer, ack_prev, ack_next);
+}
+
+/* Runs whose time has come (all of them with force) go alone. */
+static void softsrd_qp_acks_due(struct softsrd_qp *qp, uint64_t now, bool force)
+{
+	struct softsrd_peer *peer, *tmp;
+
+	DL_FOREACH_SAFE2(qp->ack_owed, peer, tmp, ack_next)
+		if (force || peer->ack_due <= now)
+			softsrd_ack_send(qp, peer);
+}
+
+/* Every OK verdict still in the peer's receive window, as runs. */
+static void softsrd_acks_window(struct softsrd_qp *qp, struct softsrd_peer *peer)
+{
+	uint64_t start = 0;
+	uint32_t cnt = 0;
+
+	for (uint64_t psn = peer->rx_floor;
+	     psn < peer->rx_floor + 2 * SOFTSRD_WIN; psn++) {
+		const struct softsrd_rx_slot *slot =
+			&peer->rx_ring[psn % (2 * SOFTSRD_WIN)];
+		bool ok = slot->valid && slot->psn == psn &&
+			  slot->status == SOFTSRD_ST_OK;
+
+		if (ok && cnt && psn == start + cnt && cnt < SOFTSRD_WIN) {
+			cnt++;
+			continue;
+		}
+		if (cnt)
+			softsrd_ack_run_send(qp, peer, start, cnt);
+		start = psn;
+		cnt = ok;
+	}
+	if (cnt)
+		softsrd_ack_run_send(qp, peer, start, cnt);
+}
+
+/*
+ * The QP is going away. An ACK of a delivered packet that was lost makes
+ * its initiator retransmit to a QP that no longer exists, and that answer
+ * fails a send which did arrive, typically the last message before a
+ * clean shutdown. Nothing stays behind to answer later (the process may
+ * exit now), so every OK verdict the peers may still wait for goes again,
+ * in several copies: duplicates are harmless, and each copy is one more
+ * chance through a lossy network.
+ */
+static void softsrd_qp_acks_final(struct softsrd_qp *qp)
+{
+	struct softsrd_peer *peer, *tmp;
+
+	for (int copy = 0; copy < SOFTSRD_FINAL_ACK_COPIES; copy++)
+		HASH_ITER(hh, qp->peers, peer, tmp)
+			if (peer->rx_known)
+				softsrd_acks_window(qp, peer);
+}
+
+/* An OK verdict for rx's PSN: it joins the peer's run, or starts a new
+ * one (the old run goes alone). app_answers: the packet gave the target
+ * application something it is likely to answer soon (a receive). */
+static void softsrd_ack_owe(struct softsrd_qp *qp, struct softsrd_peer *peer,
+			    uint64_t psn, bool app_answers)
+{
+	const struct softsrd_config *cfg = &qp->ctx->cfg;
+	uint64_t due = qp->ctx->now;
+
+	if (app_answers)
+		due += (uint64_t)cfg->ack_delay_us * 1000;
+	if (peer->ack_cnt && psn == peer->ack_psn + peer->ack_cnt &&
+	    peer->ack_cnt < SOFTSRD_WIN) {
+		peer->ack_cnt++;
+		if (due < peer->ack_due)
+			peer->ack_due = due;
+		if (peer->ack_cnt >= cfg->window / 4)
+			peer->ack_due = 0;
+		return;
+	}
+	if (peer->ack_cnt)
+		softsrd_ack_send(qp, peer);
+	peer->ack_psn = psn;
+	peer->ack_cnt = 1;
+	peer->ack_due = due;
+	DL_APPEND2(qp->ack_owed, peer, ack_prev, ack_next);
+}
+
+/* ---- transmit, continued ---------------------------------------------------- */
+
 static void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
 {
 	struct softsrd_txd *t = softsrd_wire_txd(qp->ctx);
@@ -171,6 +312,7 @@ static void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
 	h->seg_off = htole32(pkt->off);
 	h->imm = wr->imm;
 	t->sin = pkt->peer->sin;
+	softsrd_ack_fill(qp, pkt->peer, h);
 	if (h->type != SOFTSRD_PKT_READ_REQ)
 		t->msg.msg_iovlen += softsrd_pkt_iov(wr, pkt->off, pkt->len,
 						     &t->iov[1]);
@@ -226,7 +368,7 @@ void softsrd_qp_push_pending(struct softsrd_qp *qp)
 
 	if (!qp->pending)
 		return;
-	now = softsrd_now_ns();
+	now = qp->ctx->now;
 	DL_FOREACH_SAFE(qp->pending, wr, tmp) {
 		while (wr->nsent < wr->npkts && wr->status == IBV_WC_SUCCESS &&
 		       softsrd_wr_send_one(qp, wr, now))
@@ -399,6 +541,13 @@ void softsrd_qp_flush(struct softsrd_qp *qp, bool completions)
 	struct softsrd_pkt *pkt, *ptmp;
 	struct softsrd_swr *wr, *wtmp;
 
+	/* what was delivered is acknowledged, or the initiators would
+	 * resend it to a QP that no longer answers */
+	if (qp->ack_owed)
+		softsrd_qp_acks_due(qp, 0, true);
+	if (!completions)
+		softsrd_qp_acks_final(qp);
+	softsrd_wire_flush(qp->ctx);
 	DL_FOREACH_SAFE(qp->inflight, pkt, ptmp) {
 		wr = pkt->wr;
 		softsrd_pkt_release(qp, pkt);
@@ -462,6 +611,8 @@ static void softsrd_reply(struct softsrd_rx *rx, uint8_t type, uint8_t status,
 	h->seg_off = htole32(rx->seg_off);
 	h->seg_len = htole32(len);
 	t->sin = *rx->from;
+	if (rx->peer)
+		softsrd_ack_fill(rx->qp, rx->peer, h);
 	if (len) {
 		t->iov[1].iov_base = (void *)data;
 		t->iov[1].iov_len = len;
@@ -626,6 +777,10 @@ static bool softsrd_rx_window(struct softsrd_rx *rx, uint32_t incarnation,
 	struct softsrd_peer *peer = rx->peer;
 
 	if (!peer->rx_known || peer->rx_incarnation != incarnation) {
+		if (peer->ack_cnt) {	/* owed to the QP that is gone */
+			peer->ack_cnt = 0;
+			DL_DELETE2(rx->qp->ack_owed, peer, ack_prev, ack_next);
+		}
 		memset(peer->rx_ring, 0, sizeof(peer->rx_ring));
 		peer->rx_known = true;
 		peer->rx_incarnation = incarnation;
@@ -667,7 +822,12 @@ static void softsrd_rx_data(struct softsrd_rx *rx, uint32_t incarnation,
 	slot->psn = rx->psn;
 	slot->status = status;
 	slot->valid = true;
-	softsrd_reply(rx, SOFTSRD_PKT_ACK, status, NULL, 0);
+	if (status != SOFTSRD_ST_OK)
+		softsrd_reply(rx, SOFTSRD_PKT_ACK, status, NULL, 0);
+	else
+		softsrd_ack_owe(qp, rx->peer, rx->psn,
+				rx->type == SOFTSRD_PKT_SEND ||
+				(rx->flags & SOFTSRD_FLAG_IMM));
 }
 
 /* ---- receive: initiator side ---------------------------------------------- */
@@ -697,6 +857,30 @@ static void softsrd_rx_answer(struct softsrd_rx *rx, uint8_t status)
 			status = SOFTSRD_ST_INV_REQ;
 	}
 	softsrd_pkt_answered(rx->qp, pkt, status);
+}
+
+/* A run of OK verdicts, from any packet of the peer. Untrusted: a run for
+ * another incarnation of this QP, longer than a window, or reaching PSNs
+ * never sent is ignored whole; PSNs already answered are skipped. */
+static void softsrd_rx_acks(struct softsrd_rx *rx, uint64_t first,
+			    uint32_t cnt, uint32_t incarnation)
+{
+	struct softsrd_peer *peer;
+	uint64_t psn;
+
+	if (incarnation != rx->qp->incarnation || cnt > SOFTSRD_WIN)
+		return;
+	peer = softsrd_peer_find(rx->qp, rx->from, rx->src_qpn);
+	if (!peer || first > peer->next_psn || cnt > peer->next_psn - first)
+		return;
+	for (psn = first > peer->tx_floor ? first : peer->tx_floor;
+	     psn < first + cnt; psn++) {
+		struct softsrd_pkt *pkt = peer->tx_win[psn % SOFTSRD_WIN];
+
+		/* reads are answered by their data, never by an ACK */
+		if (pkt && pkt->psn == psn && pkt->wr->opcode != IBV_WR_RDMA_READ)
+			softsrd_pkt_answered(rx->qp, pkt, SOFTSRD_ST_OK);
+	}
 }
 
 void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
@@ -739,6 +923,9 @@ void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 				      SOFTSRD_ST_BAD_QPN, NULL, 0);
 		return;
 	}
+	if (h->ack_cnt)
+		softsrd_rx_acks(&rx, le64toh(h->ack_psn), le32toh(h->ack_cnt),
+				le32toh(h->ack_incarnation));
 	switch (rx.type) {
 	case SOFTSRD_PKT_SEND:
 	case SOFTSRD_PKT_WRITE:
@@ -749,7 +936,8 @@ void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 				le64toh(h->floor), le32toh(h->qkey));
 		break;
 	case SOFTSRD_PKT_ACK:
-		if (!len)
+		/* an OK run came above; the single PSN is its first */
+		if (!len && (h->status != SOFTSRD_ST_OK || !h->ack_cnt))
 			softsrd_rx_answer(&rx, h->status);
 		break;
 	case SOFTSRD_PKT_READ_RESP:
@@ -762,14 +950,14 @@ void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 
 /* ---- one round of progress ------------------------------------------------ */
 
-/* Everything but sending what it staged. */
-static int softsrd_progress_work(struct softsrd_ctx *ctx)
+/* Everything but sending what it staged. force_acks: every owed
+ * acknowledgement goes now (the application is away). */
+static int softsrd_progress_work(struct softsrd_ctx *ctx, bool force_acks)
 {
-	uint64_t now;
+	uint64_t now = ctx->now;
 	int n;
 
 	n = softsrd_wire_rx(ctx);
-	now = softsrd_now_ns();
 	if (WEFT_UNLIKELY(ctx->wire.held))
 		softsrd_wire_held_due(ctx, now);
 	if (now >= ctx->next_timer_check) {
@@ -778,35 +966,39 @@ static int softsrd_progress_work(struct softsrd_ctx *ctx)
 				softsrd_qp_timers(ctx->qps[i], now);
 		ctx->next_timer_check = now + (uint64_t)ctx->cfg.rto_us * 250;
 	}
-	for (uint32_t i = 1; i <= ctx->qp_hi; i++)
-		if (ctx->qps[i] && ctx->qps[i]->pending)
-			softsrd_qp_push_pending(ctx->qps[i]);
+	/* data first: it takes owed acknowledgements along */
+	for (uint32_t i = 1; i <= ctx->qp_hi; i++) {
+		struct softsrd_qp *qp = ctx->qps[i];
+
+		if (!qp)
+			continue;
+		if (qp->pending)
+			softsrd_qp_push_pending(qp);
+		if (qp->ack_owed)
+			softsrd_qp_acks_due(qp, now, force_acks);
+	}
 	return n;
 }
 
 int softsrd_progress(struct softsrd_ctx *ctx)
 {
-	int n = softsrd_progress_work(ctx);
+	int n = softsrd_progress_work(ctx, true);
 
 	softsrd_wire_flush(ctx);
 	return n;
 }
 
 /*
- * Progress on behalf of a poll of cq. When the round gave the application
- * completions to read, it will most likely post next (a reply, a receive):
- * acknowledgements then wait for that post's flush, so both leave in one
- * submit and the peer gets both in one receive. Only header-only datagrams
- * wait (nothing pointing at memory the application may free meanwhile),
- * and at most until the next post or poll, or until the device thread
- * takes over (well within the peer's RTO).
+ * Progress on behalf of a poll of cq. Acknowledgements of sends wait in
+ * their peer (softsrd_ack_owe) for the application's answer to carry
+ * them, at most FI_SRD_SOFT_ACK_DELAY_US, or until the device thread
+ * takes over from an absent application (well within the peer's RTO).
  */
 int softsrd_progress_poll(struct softsrd_ctx *ctx, struct softsrd_cq *cq)
 {
-	int n = softsrd_progress_work(ctx);
+	int n = softsrd_progress_work(ctx, false);
 
-	if (cq->tail == cq->head || !softsrd_wire_headers_only(ctx))
-		softsrd_wire_flush(ctx);
+	softsrd_wire_flush(ctx);
 	return n;
 }
 
@@ -816,7 +1008,8 @@ bool softsrd_busy(const struct softsrd_ctx *ctx)
 	if (ctx->wire.held)
 		return true;
 	for (uint32_t i = 1; i <= ctx->qp_hi; i++)
-		if (ctx->qps[i] && (ctx->qps[i]->inflight || ctx->qps[i]->pending))
+		if (ctx->qps[i] && (ctx->qps[i]->inflight || ctx->qps[i]->pending ||
+				    ctx->qps[i]->ack_owed))
 			return true;
 	return false;
 }

@@ -60,6 +60,7 @@ static void *softsrd_thread_main(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&ctx->lock);
+		ctx->now = now;
 		n = softsrd_progress(ctx);
 		busy = softsrd_busy(ctx);
 		pthread_mutex_unlock(&ctx->lock);

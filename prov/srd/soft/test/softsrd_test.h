@@ -75,4 +75,15 @@ bool tcheck(const uint8_t *p, size_t len, uint32_t seed);
 #define T_ACCESS_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		      IBV_ACCESS_REMOTE_READ)
 
+/* The wire header, written out again from softsrd_priv.h's, so tests that
+ * forge packets also catch an unintended change of the wire format. */
+struct fhdr {
+	uint8_t version, type, flags, status;
+	uint32_t src_qpn, dst_qpn, qkey, incarnation, seg_len;
+	uint64_t psn, floor, raddr;
+	uint32_t rkey, msg_len, seg_off, imm;
+	uint64_t ack_psn;
+	uint32_t ack_cnt, ack_incarnation;
+} __attribute__((packed));
+
 #endif /* SOFTSRD_TEST_H */
