@@ -12,6 +12,7 @@
 #include "weft/log.h"
 #include "weft/srd_verbs.h"
 
+#include <pthread.h>
 #include <rdma/fi_eq.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -126,6 +127,9 @@ struct srd_device {
 	struct ibv_pd *pd;
 	struct srd_device_caps caps;
 	char name[64];
+	/* Domains (and their AVs and endpoints, each under its own lock)
+	 * share the device, so its AH table needs one of its own. */
+	pthread_mutex_t ah_lock;
 	struct srd_ah *ah_by_gid;		/* uthash, shared per GID */
 	struct srd_inorder *inorder;		/* cached answers per QP type */
 };

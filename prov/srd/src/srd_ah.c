@@ -3,7 +3,8 @@
  * Address handles, one per remote GID and shared by every peer endpoint
  * behind it (a host runs many endpoints, and devices have few AHs).
  * Control path only: the AV takes a reference at insert, drops it at
- * remove.
+ * remove; a peer endpoint takes one when it is first seen. Every domain
+ * shares the device, so the table has its own lock.
  */
 #include "weft/compat.h"
 #include "srd.h"
@@ -37,8 +38,8 @@ static struct ibv_ah *srd_ah_create(struct srd_device *dev,
 	return dev->verbs->create_ah(dev->pd, &attr);
 }
 
-int srd_ah_get(struct srd_device *dev, const union ibv_gid *gid,
-	       struct srd_ah **ah_out)
+static int srd_ah_get_locked(struct srd_device *dev, const union ibv_gid *gid,
+			     struct srd_ah **ah_out)
 {
 	struct srd_ah *ah;
 
@@ -70,11 +71,24 @@ int srd_ah_get(struct srd_device *dev, const union ibv_gid *gid,
 	return 0;
 }
 
+int srd_ah_get(struct srd_device *dev, const union ibv_gid *gid,
+	       struct srd_ah **ah_out)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->ah_lock);
+	ret = srd_ah_get_locked(dev, gid, ah_out);
+	pthread_mutex_unlock(&dev->ah_lock);
+	return ret;
+}
+
 void srd_ah_put(struct srd_device *dev, struct srd_ah *ah)
 {
-	if (--ah->refcnt)
-		return;
-	HASH_DEL(dev->ah_by_gid, ah);
-	dev->verbs->destroy_ah(ah->ibv_ah);
-	free(ah);
+	pthread_mutex_lock(&dev->ah_lock);
+	if (--ah->refcnt == 0) {
+		HASH_DEL(dev->ah_by_gid, ah);
+		dev->verbs->destroy_ah(ah->ibv_ah);
+		free(ah);
+	}
+	pthread_mutex_unlock(&dev->ah_lock);
 }

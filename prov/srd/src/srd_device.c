@@ -199,6 +199,7 @@ int srd_device_open(const struct srd_verbs_ops *verbs, const char *name,
 	if (!dev)
 		return -FI_ENOMEM;
 	dev->verbs = verbs;
+	pthread_mutex_init(&dev->ah_lock, NULL);
 
 	dev->ctx = srd_device_ctx_open(verbs, name, dev->name, sizeof(dev->name));
 	if (!dev->ctx) {
@@ -222,6 +223,7 @@ int srd_device_open(const struct srd_verbs_ops *verbs, const char *name,
 close_ctx:
 	verbs->close_device(dev->ctx);
 free_dev:
+	pthread_mutex_destroy(&dev->ah_lock);
 	free(dev);
 	return ret;
 }
@@ -244,5 +246,6 @@ void srd_device_close(struct srd_device *dev)
 	srd_inorder_free(dev);
 	dev->verbs->dealloc_pd(dev->pd);
 	dev->verbs->close_device(dev->ctx);
+	pthread_mutex_destroy(&dev->ah_lock);
 	free(dev);
 }

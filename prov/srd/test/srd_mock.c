@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct mock_state mock;
 
@@ -525,6 +526,8 @@ static struct ibv_ah *mock_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr
 {
 	struct mock_ah *ah;
 
+	if (mock.create_ah_yields)
+		usleep(50);
 	mock.ah_attr = *attr;
 	if (mock_enter(MOCK_CREATE_AH))
 		return NULL;

@@ -78,6 +78,9 @@ struct mock_state {
 	int in_order_send;		/* returned by query_qp_data_in_order */
 	int in_order_write;
 	bool cq_ex_no_start_poll;	/* create_cq_ex gives a CQ without it */
+	/* create_ah gives up the CPU first, as a kernel call would: opens
+	 * the window in which an unlocked AH table races */
+	bool create_ah_yields;
 
 	/* failure injection: calls numbered from 1; fail_at 0 = never */
 	unsigned int fail_at[MOCK_OP_COUNT];

@@ -5,6 +5,7 @@
  * turned into the fi_info template and protocol choices.
  */
 #include "weft/compat.h"
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -138,6 +139,74 @@ static void test_open_by_name(void **state)
 	assert_int_equal(srd_device_open(&mock_verbs_ops, "efa_7", &dev),
 			 -FI_ENODEV);
 	assert_int_equal(mock.calls[MOCK_OPEN_DEVICE], 1);
+	assert_int_equal(mock.live, 0);
+}
+
+/* Domains share the device and take AH references from their own threads
+ * (AV inserts, first packets from new peers): two threads asking for one
+ * GID at the same moment must get the same AH, and every reference must
+ * be counted. The mock's create_ah sleeps, as the kernel call would. */
+#define AH_RACE_ROUNDS 200
+
+struct ah_race {
+	struct srd_device *dev;
+	pthread_barrier_t barrier;
+	union ibv_gid gid;
+	struct srd_ah *got[2];
+	int mismatches;
+};
+
+struct ah_racer {
+	struct ah_race *race;
+	int idx;
+};
+
+static void *ah_race_thread(void *arg)
+{
+	struct ah_racer *me = arg;
+	struct ah_race *r = me->race;
+
+	for (int i = 0; i < AH_RACE_ROUNDS; i++) {
+		pthread_barrier_wait(&r->barrier);
+		if (srd_ah_get(r->dev, &r->gid, &r->got[me->idx]))
+			r->got[me->idx] = NULL;
+		pthread_barrier_wait(&r->barrier);
+		if (me->idx == 0 && (!r->got[0] || r->got[0] != r->got[1]))
+			r->mismatches++;
+		pthread_barrier_wait(&r->barrier);
+		if (r->got[me->idx])
+			srd_ah_put(r->dev, r->got[me->idx]);
+	}
+	return NULL;
+}
+
+static void test_ah_shared_by_threads(void **state)
+{
+	struct ah_race race = { 0 };
+	struct ah_racer racer[2];
+	pthread_t tid[2];
+	int live_before;
+
+	(void)state;
+	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &race.dev), 0);
+	live_before = mock.live;
+	mock.create_ah_yields = true;
+	race.gid.raw[15] = 7;
+	pthread_barrier_init(&race.barrier, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		racer[i] = (struct ah_racer){ .race = &race, .idx = i };
+		assert_int_equal(pthread_create(&tid[i], NULL, ah_race_thread,
+						&racer[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	pthread_barrier_destroy(&race.barrier);
+	assert_int_equal(race.mismatches, 0);
+	assert_null(race.dev->ah_by_gid);
+	assert_int_equal(mock.calls[MOCK_CREATE_AH], AH_RACE_ROUNDS);
+	assert_int_equal(mock.calls[MOCK_DESTROY_AH], AH_RACE_ROUNDS);
+	assert_int_equal(mock.live, live_before);
+	srd_device_close(race.dev);
 	assert_int_equal(mock.live, 0);
 }
 
@@ -315,6 +384,7 @@ int main(void)
 		cmocka_unit_test_setup(test_open_fails_at_each_step, setup),
 		cmocka_unit_test_setup(test_open_by_name, setup),
 		cmocka_unit_test_setup(test_open_no_device, setup),
+		cmocka_unit_test_setup(test_ah_shared_by_threads, setup),
 		cmocka_unit_test_setup(test_open_empty_queues_refused, setup),
 		cmocka_unit_test_setup(test_rounddown_pow2, setup),
 		cmocka_unit_test_setup(test_info_rdma_read_device, setup),
