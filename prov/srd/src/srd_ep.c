@@ -9,6 +9,7 @@
 #include "weft/compat.h"
 #include "srd_rdm.h"
 #include "srd_opt.h"
+#include "srd_ring.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,7 @@ static void srd_ep_free(struct srd_ep *ep)
 	if (srd_rma_ep_fini)
 		srd_rma_ep_fini(ep);
 	srd_peers_free(ep);
+	srd_ring_ep_fini(ep);
 	srd_rx_fini(ep);
 	srd_tx_fini(ep);
 	if (ep->rx_mr)
@@ -222,6 +224,8 @@ static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 	if (!ep->peers)
 		return -FI_ENOMEM;
 	ret = srd_ep_qp_open(ep, info);
+	if (!ret)
+		ret = srd_ring_ep_init(ep);
 	if (!ret)
 		ret = srd_ep_rx_slab(ep);
 	if (!ret)

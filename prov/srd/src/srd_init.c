@@ -170,6 +170,7 @@ static void srd_settings_define(void)
 	fi_param_define(&srd_prov, "rnr_retry", FI_PARAM_INT,
 			"Device RNR retries before an RNR completion, 0..7 "
 			"(7 = retry forever), where the device allows it. Default: 3");
+	srd_long_params_define();
 }
 
 static void srd_settings_get_int(const char *name, int lo, int hi, int *dst)

@@ -111,6 +111,11 @@ void srd_poll_choose(enum srd_poll_req req, const struct srd_inorder *io,
 	if (req == SRD_POLL_REQ_COMPLETION)
 		return;
 	if (ring == SRD_RING_NONE) {
+		FI_INFO(&srd_prov, FI_LOG_EP_CTRL,
+			"poll mode completion: RDMA writes %s\n",
+			!caps->rdma_write ? "not supported by the device" :
+			relaxed_mr ? "to relaxed-ordering memory have no order" :
+			"do not land in order (whole message or 128-byte lines)");
 		if (req == SRD_POLL_REQ_DATA)
 			FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
 				"FI_SRD_POLL_MODE=data needs RDMA write landing in order "

@@ -6,7 +6,9 @@
  * LONG_RTS with its iovs; the receiver, once matched, registers its own
  * buffer, reads the data with RDMA reads of at most max_rdma_size, then
  * answers READ_DONE, on which the sender completes. A truncating receiver
- * reads what fits.
+ * reads what fits. Used only when the peer announced SRD_FEAT_RDMA_READ
+ * in its handshake (srd_tx.c picks); otherwise srd_cts_*.c. Senders that
+ * wait for READ_DONE are watched by srd_long_watch.c.
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
@@ -89,19 +91,14 @@ int srd_long_send_start(struct srd_ep *ep, struct srd_tx_entry *tx,
 		srd_txbuf_put(ep, tb);
 		return ret;
 	}
-	srd_pkt_base_init(&h->base, SRD_PKT_LONG_RTS, tx->pkt_flags,
-			  SRD_PEER_ID_NONE);
-	h->msg_id = tx->msg_id;
-	h->tx_id = tx->id;
-	h->tag = tx->tag;
-	h->total_len = tx->total_len;
-	h->offset = 0;
-	h->cq_data = tx->cq_data;
-	h->seg_len = count * sizeof(struct srd_pkt_iov);
+	srd_msg_hdr_fill(tx, h, SRD_PKT_LONG_RTS, 0,
+			 count * sizeof(struct srd_pkt_iov));
 	tx->sent = tx->total_len;
 	tx->inflight = 1;
 	tx->done_wait = true;
 	tb->tx = tx;
+	ep->lstat.long_rts++;
+	srd_long_watch_arm(ep);
 	srd_pkt_send(ep, tx->peer, tb, sizeof(*h) + h->seg_len);
 	return 0;
 }
@@ -115,14 +112,16 @@ void srd_long_handle_done(struct srd_ep *ep, struct srd_peer *peer,
 	if (len < sizeof(*c))
 		return;
 	tx = srd_tx_by_id(ep, c->tx_id);
-	if (!tx || tx->peer != peer || tx->proto != SRD_TX_LONG ||
-	    !tx->done_wait) {
+	if (!tx || tx->peer != peer || !tx->done_wait ||
+	    (tx->proto != SRD_TX_LONG && tx->proto != SRD_TX_CTS)) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"READ_DONE for no long send (tx id 0x%x) from qpn %u\n",
 			c->tx_id, peer->name.qpn);
 		return;
 	}
 	tx->done_wait = false;
+	if (tx->proto == SRD_TX_CTS)
+		srd_cts_tx_done(ep, tx);
 	if (c->status < 0 && c->status > -FI_ERRNO_MAX && !tx->err)
 		tx->err = -c->status;
 	srd_tx_try_complete(ep, tx);
@@ -244,7 +243,9 @@ static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 	return 0;
 }
 
-static int srd_long_send_done(struct srd_ep *ep, struct srd_rx_xfer *x)
+/* A control packet about receive x to its sender: CTS (grant), READ_DONE. */
+int srd_long_ctrl_send(struct srd_ep *ep, struct srd_rx_xfer *x, uint8_t type,
+		       uint64_t off, uint64_t len, int status)
 {
 	struct srd_txbuf *tb = srd_txbuf_get(ep);
 	struct srd_pkt_ctrl *c;
@@ -253,10 +254,12 @@ static int srd_long_send_done(struct srd_ep *ep, struct srd_rx_xfer *x)
 		return -FI_EAGAIN;
 	c = (struct srd_pkt_ctrl *)tb->data;
 	memset(c, 0, sizeof(*c));
-	srd_pkt_base_init(&c->base, SRD_PKT_READ_DONE, 0, SRD_PEER_ID_NONE);
+	srd_pkt_base_init(&c->base, type, 0, SRD_PEER_ID_NONE);
 	c->tx_id = x->m.tx_id;
-	c->len = x->read_off;
-	c->status = x->err ? -x->err : 0;
+	c->rx_id = type == SRD_PKT_CTS ? x->rx_id : 0;
+	c->offset = off;
+	c->len = len;
+	c->status = status;
 	srd_pkt_send(ep, x->peer, tb, sizeof(*c));
 	return 0;
 }
@@ -264,7 +267,8 @@ static int srd_long_send_done(struct srd_ep *ep, struct srd_rx_xfer *x)
 /* All reads back: tell the sender, complete the receive. */
 static int srd_long_finish(struct srd_ep *ep, struct srd_rx_xfer *x)
 {
-	int ret = srd_long_send_done(ep, x);
+	int ret = srd_long_ctrl_send(ep, x, SRD_PKT_READ_DONE, 0, x->read_off,
+				     x->err ? -x->err : 0);
 
 	if (ret)
 		return ret;

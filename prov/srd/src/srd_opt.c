@@ -9,6 +9,7 @@
 #include "weft/fi_ext_weft.h"
 #include "srd_rdm.h"
 #include "srd_opt.h"
+#include "srd_ring.h"
 
 #include <stdbool.h>
 
@@ -115,13 +116,17 @@ int srd_opt_set(const struct srd_poll_choice *c, int optname,
 				   *(const bool *)optval);
 }
 
-/* The endpoint's choice. The RDM layer polls completions only, so the
- * mode is completion whatever the device would allow. */
+/* The endpoint's choice: what srd_ring_ep_init decided in data mode;
+ * otherwise the device's answer with completion mode. */
 static int srd_opt_choice(struct srd_ep *ep, struct srd_poll_choice *c)
 {
 	const struct srd_inorder *io;
 	int ret;
 
+	if (ep->ring) {
+		*c = ep->ring->choice;
+		return 0;
+	}
 	if (!ep->qp) {
 		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
 			"in-order options: endpoint has no queue pair yet\n");

@@ -9,6 +9,7 @@
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
+#include "srd_ring.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,7 @@ static void srd_peer_hello_fill(struct srd_ep *ep, struct srd_peer *peer,
 	h->sender_id = peer->id;
 	h->features = (ep->dev->caps.rdma_read ? SRD_FEAT_RDMA_READ : 0) |
 		      (ep->dev->caps.rdma_write ? SRD_FEAT_RDMA_WRITE : 0);
+	srd_ring_hello_fill(ep, peer, h);
 }
 
 /* HELLO (or HELLO_ACK) to peer, ahead of its queued packets. */
@@ -240,6 +242,7 @@ void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_wc *wc,
 	}
 	peer->remote_id = h->sender_id;
 	peer->features = h->features;
+	srd_ring_hello_recv(ep, peer, h);
 	if (peer->state != SRD_PEER_READY)
 		peer->state = SRD_PEER_READY;
 	if (h->base.type == SRD_PKT_HELLO &&
@@ -278,6 +281,7 @@ void srd_peer_fail(struct srd_ep *ep, struct srd_peer *peer, int err,
 	}
 	peer->state = SRD_PEER_NEW;
 	peer->remote_id = SRD_PEER_ID_NONE;
+	srd_ring_peer_fail(peer);
 }
 
 void srd_peers_free(struct srd_ep *ep)
@@ -295,6 +299,7 @@ void srd_peers_free(struct srd_ep *ep)
 				srd_unexp_free(ep, x->ux);
 			srd_xfer_free(ep, x);
 		}
+		srd_ring_peer_free(ep, peer);
 		srd_reorder_fini(&peer->reorder);
 		srd_ah_put(ep->dev, peer->ah);
 		free(peer);

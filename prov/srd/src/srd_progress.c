@@ -9,6 +9,7 @@
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
+#include "srd_ring.h"
 
 #include <string.h>
 
@@ -134,17 +135,17 @@ static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_wc *wc,
 	case SRD_PKT_EAGER:
 	case SRD_PKT_MEDIUM:
 	case SRD_PKT_LONG_RTS:
+	case SRD_PKT_CTS_RTS:
 		srd_rx_handle_msg(ep, peer, pkt, len);
 		break;
 	case SRD_PKT_READ_DONE:
 		srd_long_handle_done(ep, peer, pkt, len);
 		break;
-	case SRD_PKT_CTS_RTS:
 	case SRD_PKT_CTS:
+		srd_cts_handle_cts(ep, peer, pkt, len);
+		break;
 	case SRD_PKT_DATA:
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-			"%s from qpn %u: CTS protocol not implemented, dropped\n",
-			srd_pkt_type_str((unsigned int)type), peer->name.qpn);
+		srd_cts_handle_data(ep, peer, pkt, len);
 		break;
 	default:
 		srd_rma_pkt(ep, peer, pkt, len);
@@ -200,6 +201,10 @@ static void srd_ep_on_send(struct srd_cq *cq, const struct srd_wc *wc,
 		ep->sq_inflight--;
 		srd_rma_wc(ep, hdr, wc);
 		break;
+	case SRD_WR_RING:
+		ep->sq_inflight--;
+		srd_ring_wc(ep, hdr, wc);
+		break;
 	default:
 		FI_WARN(&srd_prov, FI_LOG_CQ, "completion of unknown kind %u\n",
 			hdr->kind);
@@ -251,6 +256,10 @@ static void srd_ep_on_batch_end(struct srd_cq *cq, int n, void *arg)
 		srd_tx_pump(ep);
 	if (ep->read_pump)
 		srd_read_pump(ep);
+	if (ep->cts_pump)
+		srd_cts_pump(ep);
+	if (ep->long_watch_ns)
+		srd_long_watch(ep);
 	if (srd_rma_progress)
 		srd_rma_progress(ep);
 }
@@ -275,5 +284,9 @@ void srd_ep_progress(struct util_ep *util)
 	util_lock_acquire(&ep->util.lock);
 	if (ep->util.enabled)
 		srd_cq_poll(ep->cq);
+	/* Data mode: rings after the CQ, so that what a device places while
+	 * it is polled (softsrd does) is found in this call, not the next. */
+	if (ep->ring && ep->util.enabled)
+		srd_ring_progress(ep);
 	util_lock_release(&ep->util.lock);
 }

@@ -37,7 +37,7 @@ enum srd_pkt_type {
 	SRD_PKT_EAGER,		/* whole message in one packet */
 	SRD_PKT_MEDIUM,		/* one segment of a multi-packet message */
 	SRD_PKT_LONG_RTS,	/* long message: sender's memory to RDMA-read */
-	SRD_PKT_READ_DONE,	/* receiver read it all: sender completes */
+	SRD_PKT_READ_DONE,	/* receiver has what it wanted (LONG, CTS) */
 	SRD_PKT_CTS_RTS,	/* long message, receiver-granted credits */
 	SRD_PKT_CTS,		/* receiver grants a window of bytes */
 	SRD_PKT_DATA,		/* bytes inside a granted window */
@@ -60,6 +60,9 @@ enum srd_pkt_type {
 #define SRD_FEAT_RDMA_READ	(1ull << 0)	/* may be RDMA-read from */
 #define SRD_FEAT_RDMA_WRITE	(1ull << 1)
 #define SRD_FEAT_DATA_RING	(1ull << 2)	/* hello carries a slot ring */
+/* with DATA_RING: the ring is framed in 128-byte lines, a flag word in
+ * each (srd_ring.h); without it, one sequence word per slot */
+#define SRD_FEAT_RING_LINE128	(1ull << 3)
 
 struct srd_pkt_base {
 	uint8_t version;

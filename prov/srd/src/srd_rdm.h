@@ -52,6 +52,7 @@ enum srd_wr_kind {
 	SRD_WR_TXBUF,		/* a packet send */
 	SRD_WR_READ,		/* an RDMA read of a long message */
 	SRD_WR_RMA,		/* the srd-proto engineer's RMA work requests */
+	SRD_WR_RING,		/* srd-ring: credit-return RDMA writes */
 };
 
 struct srd_wr_hdr {
@@ -87,6 +88,8 @@ enum srd_peer_state {
 };
 
 struct srd_rx_xfer;
+struct srd_ring_peer;		/* srd_ring.h */
+struct srd_ring_ep;
 
 struct srd_peer {
 	uint32_t id;			/* index in ep->peers; peers echo it */
@@ -105,12 +108,14 @@ struct srd_peer {
 	struct srd_peer *flush_next;	/* ep->flush list */
 	bool on_flush;
 	UT_hash_handle hh;		/* ep->peer_by_name, key name */
+	struct srd_ring_peer *ring;	/* srd-ring: data-mode ring, or NULL */
 };
 
 enum srd_tx_proto {
 	SRD_TX_EAGER,
 	SRD_TX_MEDIUM,
 	SRD_TX_LONG,
+	SRD_TX_CTS,		/* srd-long: receiver-granted credits */
 };
 
 /* A message being sent. id = index | generation << 16, echoed by peers. */
@@ -137,6 +142,11 @@ struct srd_tx_entry {
 	size_t iov_count;
 	struct iovec iov[SRD_IOV_MAX];
 	struct ibv_mr *mr[SRD_IOV_MAX];	/* registered here, long only */
+	/* srd-long, CTS: the receiver's transfer id and the end of what it
+	 * granted (DATA goes for [sent, granted)) */
+	uint64_t granted;
+	uint32_t rx_id;
+	bool cts_seen;
 };
 
 /* A posted receive. */
@@ -185,6 +195,7 @@ struct srd_unexp {
 	uint8_t *buf;			/* MEDIUM: total_len bytes */
 	struct srd_rx_dest then;	/* receive that took it meanwhile */
 	bool then_set;
+	bool buf_pooled;		/* srd-long: buf from ux_buf_pool */
 	uint8_t data[];			/* eager_max bytes */
 };
 
@@ -206,6 +217,33 @@ struct srd_rx_xfer {
 	uint32_t reads_inflight;
 	int err;
 	bool on_pump;
+	/* srd-long, CTS: the message bytes we want (min of message and
+	 * buffer), the end of what we granted; received counts bytes
+	 * of the message accounted so far (first chunk included) */
+	struct srd_rx_xfer *cts_next, *cts_prev;	/* ep->cts_pump */
+	uint64_t want;
+	uint64_t granted;
+	uint32_t rx_id;
+	bool cts;
+	bool on_cts_pump;
+};
+
+/* srd-long: a slot of the CTS receive table (rx_id = index | gen << 16). */
+struct srd_cts_slot {
+	struct srd_rx_xfer *x;
+	uint16_t gen;
+};
+
+/* srd-long: what the long protocols did (tests read these). */
+struct srd_long_stats {
+	uint64_t long_rts;	/* LONG_RTS sent */
+	uint64_t cts_rts;	/* CTS_RTS sent */
+	uint64_t cts;		/* CTS sent */
+	uint64_t data;		/* DATA sent */
+	uint64_t done;		/* READ_DONE sent for a CTS transfer */
+	uint64_t probes;	/* liveness probes sent */
+	uint64_t ux_pool;	/* unexpected MEDIUM buffers from the pool */
+	uint64_t ux_heap;	/* ... from the heap (too big, pool full) */
 };
 
 struct srd_rma_ep;
@@ -262,6 +300,22 @@ struct srd_ep {
 	size_t addr_peer_len;
 	struct srd_peer *flush;		/* peers with queued packets */
 	uint64_t rng;
+	struct srd_ring_ep *ring;	/* srd-ring: data mode, or NULL */
+
+	/* srd-long: receiver-granted credits (srd_cts_*.c) and liveness */
+	size_t cts_threshold;		/* above: CTS when no RDMA read */
+	uint64_t cts_window;		/* bytes granted ahead of arrival */
+	uint64_t long_probe_ns;		/* 0: no liveness probes */
+	uint64_t long_watch_ns;		/* next check; 0: nothing waits */
+	struct srd_cts_slot *cts_slots;
+	uint32_t *cts_free;
+	uint32_t cts_free_top;
+	uint32_t cts_slot_count;
+	struct srd_rx_xfer *cts_pump;	/* grants/DONEs waiting for a buffer */
+	struct srd_long_stats lstat;
+	/* srd-long: buffers of unexpected MEDIUM messages */
+	struct util_pool ux_buf_pool;
+	size_t ux_buf_size;		/* 0: no pool, heap only */
 };
 
 static inline struct srd_ep *to_srd_ep(struct fid_ep *ep)
@@ -373,6 +427,30 @@ void srd_long_handle_done(struct srd_ep *ep, struct srd_peer *peer,
 			  const void *pkt, size_t len);
 void srd_read_pump(struct srd_ep *ep);
 void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx);
+/* Liveness of peers that long transfers wait for (batch end). */
+void srd_long_watch(struct srd_ep *ep);
+void srd_long_watch_arm(struct srd_ep *ep);
+
+/* srd_cts_tx.c / srd_cts_rx.c (srd-long): receiver-granted credits. */
+void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
+		      uint8_t type, uint64_t off, uint32_t seg);
+void srd_long_params_define(void);
+int srd_long_ctrl_send(struct srd_ep *ep, struct srd_rx_xfer *x, uint8_t type,
+		       uint64_t off, uint64_t len, int status);
+int srd_cts_params(struct srd_ep *ep);
+int srd_cts_send_start(struct srd_ep *ep, struct srd_tx_entry *tx);
+bool srd_cts_tx_step(struct srd_ep *ep, struct srd_tx_entry *tx);
+void srd_cts_handle_cts(struct srd_ep *ep, struct srd_peer *peer,
+			const void *pkt, size_t len);
+void srd_cts_tx_done(struct srd_ep *ep, struct srd_tx_entry *tx);
+int srd_cts_rx_init(struct srd_ep *ep);
+void srd_cts_rx_fini(struct srd_ep *ep);
+void srd_cts_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+		      const struct srd_msg_info *m);
+void srd_cts_handle_data(struct srd_ep *ep, struct srd_peer *peer,
+			 const void *pkt, size_t len);
+void srd_cts_pump(struct srd_ep *ep);
+void srd_cts_rx_watch(struct srd_ep *ep, uint64_t *probe);
 
 /* srd_msg.c: fi_ops_msg / fi_ops_tagged and receive posting. */
 extern const struct fi_ops_msg srd_msg_ops;

@@ -13,6 +13,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SRD_UX_BUF_MAX (1024 * 1024)	/* larger: no pool */
+#define SRD_UX_BUFS 64			/* pooled buffers at most */
+
+/* Unexpected MEDIUM messages need a buffer of their whole size until a
+ * receive takes them. A pool of buffers as large as the largest MEDIUM
+ * message this endpoint expects (below RDMA read's or CTS's threshold)
+ * keeps malloc off that path; larger ones (a peer with a higher threshold)
+ * and those past the pool's limit still come from the heap. */
+static int srd_ux_pool_init(struct srd_ep *ep)
+{
+	size_t size = ep->cts_threshold;
+
+	if (ep->long_read && size < SRD_MEDIUM_MAX)
+		size = SRD_MEDIUM_MAX;
+	if (size > SRD_UX_BUF_MAX)
+		return 0;
+	ep->ux_buf_size = size;
+	return util_pool_init(&ep->ux_buf_pool, size, 64, 2, 2, SRD_UX_BUFS,
+			      NULL, NULL);
+}
+
+static uint8_t *srd_ux_buf_get(struct srd_ep *ep, struct srd_unexp *ux,
+			       uint64_t len)
+{
+	uint8_t *buf = NULL;
+
+	if (len <= ep->ux_buf_size)
+		buf = util_pool_get(&ep->ux_buf_pool);
+	if (buf) {
+		ux->buf_pooled = true;
+		ep->lstat.ux_pool++;
+		return buf;
+	}
+	ep->lstat.ux_heap++;
+	return malloc(len ? len : 1);
+}
+
 int srd_rx_init(struct srd_ep *ep)
 {
 	int ret;
@@ -34,7 +71,10 @@ int srd_rx_init(struct srd_ep *ep)
 	if (ret)
 		return ret;
 	ep->rx_ready = true;
-	return 0;
+	ret = srd_cts_params(ep);
+	if (!ret)
+		ret = srd_cts_rx_init(ep);
+	return ret ? ret : srd_ux_pool_init(ep);
 }
 
 static void srd_rx_drop_unexp(struct srd_ep *ep, struct util_match_queue *q)
@@ -57,8 +97,13 @@ void srd_rx_fini(struct srd_ep *ep)
 		DL_DELETE2(ep->read_pump, x, pump_prev, pump_next);
 		srd_xfer_free(ep, x);
 	}
+	srd_cts_rx_fini(ep);
 	srd_rx_drop_unexp(ep, &ep->msg_q);
 	srd_rx_drop_unexp(ep, &ep->tag_q);
+	/* After the unexpected messages that hold its buffers. */
+	if (ep->ux_buf_size)
+		util_pool_fini(&ep->ux_buf_pool);
+	ep->ux_buf_size = 0;
 	util_pool_fini(&ep->rx_pool);
 	util_pool_fini(&ep->unexp_pool);
 	util_pool_fini(&ep->xfer_pool);
@@ -77,7 +122,10 @@ void srd_xfer_free(struct srd_ep *ep, struct srd_rx_xfer *x)
 
 void srd_unexp_free(struct srd_ep *ep, struct srd_unexp *ux)
 {
-	free(ux->buf);
+	if (ux->buf_pooled)
+		util_pool_put(&ep->ux_buf_pool, ux->buf);
+	else
+		free(ux->buf);
 	util_pool_put(&ep->unexp_pool, ux);
 }
 
@@ -174,6 +222,9 @@ static void srd_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
 		if (srd_xfer_start(ep, dest, m, NULL))
 			srd_rx_complete(ep, dest, m, 0, FI_ENOMEM);
 		break;
+	case SRD_PKT_CTS_RTS:
+		srd_cts_rx_start(ep, dest, m);
+		break;
 	default:
 		srd_long_rx_start(ep, dest, m);
 		break;
@@ -231,7 +282,7 @@ static struct srd_unexp *srd_unexp_new(struct srd_ep *ep,
 		ux->m.payload = ux->data;
 		return ux;
 	}
-	ux->buf = malloc(m->total_len ? m->total_len : 1);
+	ux->buf = srd_ux_buf_get(ep, ux, m->total_len);
 	if (!ux->buf) {
 		util_pool_put(&ep->unexp_pool, ux);
 		return NULL;
@@ -410,6 +461,10 @@ int srd_rx_check(struct srd_ep *ep, const struct srd_msg_info *m,
 		       m->offset > m->total_len - m->seg_len) ? -FI_EINVAL : 0;
 	else if (m->type == SRD_PKT_LONG_RTS)
 		ret = srd_rx_check_long(m);
+	else if (m->type == SRD_PKT_CTS_RTS)
+		/* Its first chunk must fit an unexpected entry's data[]. */
+		ret = (m->offset || m->seg_len > m->total_len ||
+		       m->seg_len > ep->pc.eager_max) ? -FI_EINVAL : 0;
 	else
 		ret = -FI_EINVAL;
 	if (ret)
@@ -443,6 +498,9 @@ int srd_rx_deliver(struct srd_ep *ep, const struct srd_rx_dest *dest,
 	switch (m->type) {
 	case SRD_PKT_LONG_RTS:
 		srd_long_rx_start(ep, dest, m);
+		break;
+	case SRD_PKT_CTS_RTS:
+		srd_cts_rx_start(ep, dest, m);
 		break;
 	case SRD_PKT_MEDIUM:
 		if (ux->xfer) {

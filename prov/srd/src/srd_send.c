@@ -7,6 +7,7 @@
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
+#include "srd_ring.h"
 
 #include <endian.h>
 #include <string.h>
@@ -105,6 +106,9 @@ void srd_pkt_send(struct srd_ep *ep, struct srd_peer *peer,
 {
 	tb->peer = peer;
 	tb->len = (uint32_t)len;
+	/* Data mode: a message's EAGER packet into the peer's ring. */
+	if (srd_ring_may_send(peer, tb) && !srd_ring_send(ep, peer, tb))
+		return;
 	if (WEFT_LIKELY(!peer->q_head && srd_peer_may_send(peer) &&
 			!srd_pkt_post(ep, peer, tb)))
 		return;

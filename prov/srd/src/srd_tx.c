@@ -4,7 +4,9 @@
  * 16, which peers echo in READ_DONE), a per-peer msg_id (the receiver
  * matches in msg_id order), and by size one protocol: EAGER (one packet),
  * MEDIUM (segments of at most eager_max, packetised as packet buffers
- * allow, the rest by the progress pump) or LONG (srd_long.c).
+ * allow, the rest by the progress pump), LONG (srd_long.c: RDMA read by
+ * the receiver, when both ends can) or CTS (srd_cts_tx.c: receiver-granted
+ * credits, everywhere else).
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
@@ -157,9 +159,11 @@ void srd_tx_complete(struct srd_ep *ep, struct srd_tx_entry *tx, int err,
 void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx)
 {
 	if (tx->err && tx->sent < tx->total_len) {
-		/* Stop packetising a failed message. */
+		/* Stop packetising a failed message (a CTS send waiting for
+		 * a grant is not on the pump). */
 		tx->sent = tx->total_len;
-		DL_DELETE2(ep->tx_pump, tx, pump_prev, pump_next);
+		if (tx->on_pump)
+			DL_DELETE2(ep->tx_pump, tx, pump_prev, pump_next);
 		tx->on_pump = false;
 	}
 	if (tx->inflight || tx->sent < tx->total_len ||
@@ -168,8 +172,9 @@ void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx)
 	srd_tx_complete(ep, tx, tx->err, tx->prov_errno);
 }
 
-static void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
-			     uint8_t type, uint64_t off, uint32_t seg)
+/* The message header every segment and RTS of tx carries. */
+void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
+		      uint8_t type, uint64_t off, uint32_t seg)
 {
 	srd_pkt_base_init(&h->base, type, tx->pkt_flags, SRD_PEER_ID_NONE);
 	h->msg_id = tx->msg_id;
@@ -204,6 +209,13 @@ void srd_tx_pump(struct srd_ep *ep)
 	struct srd_txbuf *tb;
 
 	DL_FOREACH_SAFE2(ep->tx_pump, tx, tmp, pump_next) {
+		if (tx->proto == SRD_TX_CTS) {
+			if (!srd_cts_tx_step(ep, tx))
+				return;
+			DL_DELETE2(ep->tx_pump, tx, pump_prev, pump_next);
+			tx->on_pump = false;
+			continue;
+		}
 		while (tx->sent < tx->total_len) {
 			tb = srd_txbuf_get(ep);
 			if (!tb)
@@ -222,6 +234,8 @@ static int srd_tx_start(struct srd_ep *ep, struct srd_tx_entry *tx,
 
 	if (tx->proto == SRD_TX_LONG)
 		return srd_long_send_start(ep, tx, desc);
+	if (tx->proto == SRD_TX_CTS)
+		return srd_cts_send_start(ep, tx);
 	if (tx->proto == SRD_TX_MEDIUM) {
 		DL_APPEND2(ep->tx_pump, tx, pump_prev, pump_next);
 		tx->on_pump = true;
@@ -233,6 +247,26 @@ static int srd_tx_start(struct srd_ep *ep, struct srd_tx_entry *tx,
 		return -FI_EAGAIN;
 	srd_tx_segment(ep, tx, tb, SRD_PKT_EAGER);
 	return 0;
+}
+
+/* RDMA read needs both ends: we read from a sender that announced it may
+ * be read from. Before the handshake the peer's features are unknown, so
+ * a first long message to a peer goes by credits, which always work. */
+static bool srd_tx_read_ok(const struct srd_ep *ep,
+			   const struct srd_peer *peer)
+{
+	return ep->long_read && peer->state == SRD_PEER_READY &&
+	       (peer->features & SRD_FEAT_RDMA_READ);
+}
+
+static uint8_t srd_tx_proto_pick(const struct srd_ep *ep,
+				 const struct srd_peer *peer, uint64_t len)
+{
+	if (len <= ep->pc.eager_max)
+		return SRD_TX_EAGER;
+	if (srd_tx_read_ok(ep, peer))
+		return len <= ep->medium_max ? SRD_TX_MEDIUM : SRD_TX_LONG;
+	return len <= ep->cts_threshold ? SRD_TX_MEDIUM : SRD_TX_CTS;
 }
 
 static void srd_tx_fill(struct srd_ep *ep, struct srd_tx_entry *tx,
@@ -251,12 +285,7 @@ static void srd_tx_fill(struct srd_ep *ep, struct srd_tx_entry *tx,
 	tx->iov_count = count;
 	memcpy(tx->iov, iov, count * sizeof(*iov));
 	tx->total_len = srd_iov_total(iov, count);
-	if (tx->total_len <= ep->pc.eager_max)
-		tx->proto = SRD_TX_EAGER;
-	else if (tx->total_len <= ep->medium_max)
-		tx->proto = SRD_TX_MEDIUM;
-	else
-		tx->proto = SRD_TX_LONG;
+	tx->proto = srd_tx_proto_pick(ep, tx->peer, tx->total_len);
 }
 
 static int srd_send_check(struct srd_ep *ep, const struct iovec *iov,
@@ -297,8 +326,8 @@ static ssize_t srd_send_locked(struct srd_ep *ep, const struct iovec *iov,
 	tx = srd_tx_get(ep);
 	if (WEFT_UNLIKELY(!tx))
 		return -FI_EAGAIN;
-	srd_tx_fill(ep, tx, iov, count, tag, data, context, flags);
 	tx->peer = peer;
+	srd_tx_fill(ep, tx, iov, count, tag, data, context, flags);
 	tx->msg_id = peer->next_msg_id;
 	ret = srd_tx_start(ep, tx, desc);
 	if (WEFT_UNLIKELY(ret)) {

@@ -356,6 +356,21 @@ static void test_valid_variants(void **state)
 		(DATA->seg_len = 0, *len = sizeof(struct srd_pkt_data))) \
 	X(SRD_PKT_DATA, "offset + seg_len", DATA->offset = MAXMSG - 1) \
 	X(SRD_PKT_DATA, "flags", BASE->flags = SRD_PKT_F_CQ_DATA) \
+	/* srd-long: more single-field corruptions of the CTS protocol */ \
+	X(SRD_PKT_CTS_RTS, "tag without TAGGED", \
+		BASE->flags &= ~SRD_PKT_F_TAGGED) \
+	X(SRD_PKT_CTS_RTS, "cq_data without CQ_DATA", \
+		BASE->flags &= ~SRD_PKT_F_CQ_DATA) \
+	X(SRD_PKT_CTS_RTS, "total_len", MSG->total_len = MAXMSG + 1) \
+	X(SRD_PKT_CTS_RTS, "seg_len vs packet length", MSG->seg_len--) \
+	X(SRD_PKT_CTS_RTS, "flags", BASE->flags |= SRD_PKT_F_LAST) \
+	X(SRD_PKT_CTS, "reserved", CTRL->reserved = 7) \
+	X(SRD_PKT_CTS, "offset + len", CTRL->offset = UINT64_MAX - 10) \
+	X(SRD_PKT_CTS, "offset + len", CTRL->len = MAXMSG) \
+	X(SRD_PKT_CTS, "flags", BASE->flags = SRD_PKT_F_TAGGED) \
+	X(SRD_PKT_CTS, "length (trailing bytes)", *len += 8) \
+	X(SRD_PKT_DATA, "offset + seg_len", DATA->offset = UINT64_MAX - 10) \
+	X(SRD_PKT_DATA, "seg_len vs packet length", DATA->seg_len++) \
 	X(SRD_PKT_WRITE, "seg_len vs packet length", RMA->seg_len--) \
 	X(SRD_PKT_WRITE, "offset + seg_len vs len", RMA->len = 3999) \
 	X(SRD_PKT_WRITE, "offset + seg_len vs len", RMA->offset = UINT64_MAX) \

@@ -7,6 +7,7 @@
  * cancel, multi-recv, remote CQ data, inject, iovs, bad arguments.
  */
 #include "test_srd_rdm_common.h"
+#include "../src/srd_rdm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,32 +27,6 @@ static void sizes_init(const struct tfab *f)
 
 	nsizes = (int)(sizeof(s) / sizeof(s[0]));
 	memcpy(sizes, s, sizeof(s));
-}
-
-static void send_one(struct tfab *f, const void *buf, size_t len,
-		     uint64_t tag, bool tagged, void *ctx)
-{
-	ssize_t ret;
-
-	do {
-		ret = tagged ? fi_tsend(f->a.ep, buf, len, NULL, f->a.peer, tag,
-					ctx) :
-			       fi_send(f->a.ep, buf, len, NULL, f->a.peer, ctx);
-		if (ret == -FI_EAGAIN)
-			tfab_poll(f);
-	} while (ret == -FI_EAGAIN);
-	assert_int_equal(ret, 0);
-}
-
-static void recv_one(struct tfab *f, void *buf, size_t len, uint64_t tag,
-		     bool tagged, void *ctx)
-{
-	ssize_t ret = tagged ? fi_trecv(f->b.ep, buf, len, NULL,
-					FI_ADDR_UNSPEC, tag, 0, ctx) :
-			       fi_recv(f->b.ep, buf, len, NULL, FI_ADDR_UNSPEC,
-				       ctx);
-
-	assert_int_equal(ret, 0);
 }
 
 static void check_recv(struct tfab *f, void *ctx, size_t len, uint64_t tag,
@@ -94,12 +69,12 @@ static void roundtrip(struct tfab *f, size_t len, bool tagged,
 	tfab_fill(src, len, seed);
 	memset(dst, 0xee, len + 1);
 	if (!unexpected)
-		recv_one(f, dst, len, 7, tagged, &rctx);
-	send_one(f, src, len, 7, tagged, &sctx);
+		tfab_recv(f, dst, len, 7, tagged, &rctx);
+	tfab_send(f, src, len, 7, tagged, &sctx);
 	if (unexpected) {
 		for (i = 0; i < 2000; i++)
 			tfab_poll(f);
-		recv_one(f, dst, len, 7, tagged, &rctx);
+		tfab_recv(f, dst, len, 7, tagged, &rctx);
 	}
 	check_recv(f, &rctx, len, 7, tagged);
 	check_send(f, &sctx);
@@ -159,14 +134,14 @@ static void test_tagged_order(void **state)
 			dst[i] = calloc(1, len[i] + 1);
 			tfab_fill(src[i], len[i], (unsigned int)(i + 100));
 			if (round)
-				recv_one(&f, dst[i], len[i], 42, true,
+				tfab_recv(&f, dst[i], len[i], 42, true,
 					 &rctx[i]);
 		}
 		for (i = 0; i < N; i++)
-			send_one(&f, src[i], len[i], 42, true, &sctx[i]);
+			tfab_send(&f, src[i], len[i], 42, true, &sctx[i]);
 		if (!round)
 			for (i = 0; i < N; i++)
-				recv_one(&f, dst[i], len[i], 42, true,
+				tfab_recv(&f, dst[i], len[i], 42, true,
 					 &rctx[i]);
 		tfab_wait(&f, &f.b, N);
 		tfab_wait(&f, &f.a, N);
@@ -200,8 +175,8 @@ static void trunc_one(struct tfab *f, size_t len, unsigned int seed)
 	struct tent t;
 
 	tfab_fill(src, len, seed);
-	recv_one(f, dst, cap, 3, true, &rctx);
-	send_one(f, src, len, 3, true, &sctx);
+	tfab_recv(f, dst, cap, 3, true, &rctx);
+	tfab_send(f, src, len, 3, true, &sctx);
 	tfab_wait(f, &f->b, 1);
 	t = tfab_take(&f->b);
 	assert_int_equal(t.err, FI_ETRUNC);
@@ -235,8 +210,8 @@ static void test_handshake_unknown_source(void **state)
 	struct tent t;
 
 	tfab_open(&f, FI_MSG | FI_TAGGED | FI_SOURCE, false);
-	recv_one(&f, in, sizeof(in), 0, false, &rctx);
-	send_one(&f, buf, sizeof(buf), 0, false, &sctx);
+	tfab_recv(&f, in, sizeof(in), 0, false, &rctx);
+	tfab_send(&f, buf, sizeof(buf), 0, false, &sctx);
 	tfab_wait(&f, &f.b, 1);
 	t = tfab_take(&f.b);
 	assert_int_equal(t.err, 0);
@@ -293,9 +268,9 @@ static void test_peek_claim_discard(void **state)
 	tfab_wait(&f, &f.b, 1);
 	assert_int_equal(tfab_take(&f.b).err, FI_ENOMSG);
 
-	send_one(&f, src, 10, 5, true, &sctx[0]);
-	send_one(&f, src, mlen, 6, true, &sctx[1]);
-	send_one(&f, src, 20, 8, true, &sctx[2]);
+	tfab_send(&f, src, 10, 5, true, &sctx[0]);
+	tfab_send(&f, src, mlen, 6, true, &sctx[1]);
+	tfab_send(&f, src, 20, 8, true, &sctx[2]);
 	tfab_wait(&f, &f.a, 3);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(tfab_take(&f.a).err, 0);
@@ -334,7 +309,7 @@ static void test_peek_claim_discard(void **state)
 	assert_int_equal(tfab_take(&f.b).err, FI_ENOMSG);
 	/* tag 5 is still there */
 	memset(dst, 0, mlen);
-	recv_one(&f, dst, 10, 5, true, &sctx[0]);
+	tfab_recv(&f, dst, 10, 5, true, &sctx[0]);
 	tfab_wait(&f, &f.b, 1);
 	assert_int_equal(tfab_take(&f.b).e.len, 10);
 	tfab_check(dst, 10, 77);
@@ -351,7 +326,7 @@ static void test_cancel(void **state)
 	struct tent t;
 
 	tfab_open(&f, 0, true);
-	recv_one(&f, buf, sizeof(buf), 1, true, &ctx);
+	tfab_recv(&f, buf, sizeof(buf), 1, true, &ctx);
 	assert_int_equal(fi_cancel(&f.b.ep->fid, &ctx), 0);
 	assert_int_equal(fi_cancel(&f.b.ep->fid, &ctx), -FI_ENOENT);
 	tfab_wait(&f, &f.b, 1);
@@ -387,7 +362,7 @@ static void test_multi_recv(void **state)
 	assert_int_equal(fi_recvmsg(f.b.ep, &m, FI_MULTI_RECV), 0);
 	for (i = 0; i < 3; i++) {
 		tfab_fill(src, lens[i], (unsigned int)i + 30);
-		send_one(&f, src, lens[i], 0, false, &sctx);
+		tfab_send(&f, src, lens[i], 0, false, &sctx);
 		tfab_wait(&f, &f.a, 1);
 		assert_int_equal(tfab_take(&f.a).err, 0);
 		tfab_wait(&f, &f.b, 1);
@@ -487,7 +462,7 @@ static void test_peer_gone(void **state)
 	roundtrip(&f, 8, false, false, 4);
 	assert_int_equal(fi_close(&f.b.ep->fid), 0);
 	f.b.ep = NULL;
-	send_one(&f, buf, sizeof(buf), 0, false, &ctx);
+	tfab_send(&f, buf, sizeof(buf), 0, false, &ctx);
 	tfab_wait(&f, &f.a, 1);
 	t = tfab_take(&f.a);
 	assert_int_not_equal(t.err, 0);
@@ -495,8 +470,8 @@ static void test_peer_gone(void **state)
 	/* again, after the failure: a new handshake that fails, and a long
 	 * message (which would wait for READ_DONE) */
 	big = calloc(1, 1 << 20);
-	send_one(&f, big, 1 << 20, 0, false, &ctx2);
-	send_one(&f, buf, sizeof(buf), 0, false, &ctx);
+	tfab_send(&f, big, 1 << 20, 0, false, &ctx2);
+	tfab_send(&f, buf, sizeof(buf), 0, false, &ctx);
 	tfab_wait(&f, &f.a, 2);
 	t = tfab_take(&f.a);
 	assert_int_not_equal(t.err, 0);
@@ -505,6 +480,31 @@ static void test_peer_gone(void **state)
 	assert_true((t.e.op_context == &ctx && t2.e.op_context == &ctx2) ||
 		    (t.e.op_context == &ctx2 && t2.e.op_context == &ctx));
 	free(big);
+	tfab_close(&f);
+}
+
+/* RDMA read at both ends (softsrd's default): a long message goes by
+ * LONG_RTS + RDMA read once the handshake told us the peer can be read
+ * from; the first one to a new peer, whose features are not known yet,
+ * goes by credits (CTS), which always work. */
+static void test_long_protocol_choice(void **state)
+{
+	struct tfab f;
+	struct srd_long_stats *st;
+	uint64_t rts, cts;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	st = &to_srd_ep(f.a.ep)->lstat;
+	roundtrip(&f, 1 << 20, false, false, 21);	/* before the handshake */
+	assert_int_equal(st->cts_rts, 1);
+	assert_int_equal(st->long_rts, 0);
+	rts = st->long_rts;
+	cts = st->cts_rts;
+	roundtrip(&f, 1 << 20, true, false, 22);
+	roundtrip(&f, 1 << 20, false, true, 23);
+	assert_int_equal(st->long_rts, rts + 2);
+	assert_int_equal(st->cts_rts, cts);
 	tfab_close(&f);
 }
 
@@ -524,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_cq_data_inject_iov),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_peer_gone),
+		cmocka_unit_test(test_long_protocol_choice),
 	};
 
 	tfab_env();

@@ -67,6 +67,12 @@ int tfab_poll(struct tfab *f);
 void tfab_wait(struct tfab *f, struct tep *e, int n);
 /* Take the oldest stashed entry of e. */
 struct tent tfab_take(struct tep *e);
+/* a sends (tagged or not) to b; b posts a receive from anyone. Both
+ * progress and retry on -FI_EAGAIN; anything else fails the test. */
+void tfab_send(struct tfab *f, const void *buf, size_t len, uint64_t tag,
+	       bool tagged, void *ctx);
+void tfab_recv(struct tfab *f, void *buf, size_t len, uint64_t tag,
+	       bool tagged, void *ctx);
 void tfab_fill(uint8_t *buf, size_t len, unsigned int seed);
 void tfab_check(const uint8_t *buf, size_t len, unsigned int seed);
 

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Settings of the long protocols, and the liveness of peers that long
+ * transfers wait for.
+ *
+ * A long send waits for its receiver (CTS, READ_DONE), possibly for a long
+ * time: an unexpected message waits until the application posts a receive,
+ * so no fixed timeout is right. What must not happen is waiting forever on
+ * a peer that is gone. So while long transfers wait, each of their peers
+ * is probed every long_probe_ms with a HELLO_ACK (idempotent at the
+ * receiver: it repeats the handshake's answer). The device acknowledges a
+ * probe only when the peer's QP exists; one it cannot deliver completes
+ * with an error, and srd_peer_fail ends every long send waiting on that
+ * peer with that error (FI_ENOTCONN: the endpoint is gone, FI_ETIMEDOUT:
+ * unresponsive, ...). Long receives waiting for DATA from a failed peer
+ * end with FI_EIO at the next check.
+ */
+#include "weft/compat.h"
+#include "srd_rdm.h"
+
+#define SRD_CTS_THRESHOLD_DEFAULT (64 * 1024)
+#define SRD_CTS_WINDOW_DEFAULT (2 * 1024 * 1024)
+#define SRD_LONG_PROBE_MS_DEFAULT 1000
+
+/* Called once, with the provider's other settings, at provider init. */
+void srd_long_params_define(void)
+{
+	fi_param_define(&srd_prov, "cts_threshold", FI_PARAM_SIZE_T,
+			"messages longer than this many bytes go by receiver-"
+			"granted credits (CTS) when RDMA read is not available "
+			"at both ends; shorter ones as MEDIUM segments "
+			"(default %d)", SRD_CTS_THRESHOLD_DEFAULT);
+	fi_param_define(&srd_prov, "cts_window", FI_PARAM_SIZE_T,
+			"bytes a receiver grants ahead of what arrived, per "
+			"long message (default %d, at least one packet)",
+			SRD_CTS_WINDOW_DEFAULT);
+	fi_param_define(&srd_prov, "long_probe_ms", FI_PARAM_INT,
+			"while a long message waits for its peer, probe the "
+			"peer this often; a probe the device cannot deliver "
+			"ends the peer's long transfers with an error "
+			"(default %d, 0: never)", SRD_LONG_PROBE_MS_DEFAULT);
+}
+
+int srd_cts_params(struct srd_ep *ep)
+{
+	size_t threshold = SRD_CTS_THRESHOLD_DEFAULT;
+	size_t window = SRD_CTS_WINDOW_DEFAULT;
+	int probe_ms = SRD_LONG_PROBE_MS_DEFAULT;
+
+	fi_param_get_size_t(&srd_prov, "cts_threshold", &threshold);
+	fi_param_get_size_t(&srd_prov, "cts_window", &window);
+	fi_param_get_int(&srd_prov, "long_probe_ms", &probe_ms);
+	if (window < ep->pkt_size) {
+		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			"FI_SRD_CTS_WINDOW=%zu is below the MTU %u: using %d\n",
+			window, ep->pkt_size, SRD_CTS_WINDOW_DEFAULT);
+		window = SRD_CTS_WINDOW_DEFAULT;
+	}
+	if (probe_ms < 0) {
+		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			"FI_SRD_LONG_PROBE_MS=%d is negative: using %d\n",
+			probe_ms, SRD_LONG_PROBE_MS_DEFAULT);
+		probe_ms = SRD_LONG_PROBE_MS_DEFAULT;
+	}
+	/* CTS needs more than what the RTS carries, so never below it. */
+	ep->cts_threshold = threshold > ep->pc.eager_max ? threshold :
+							    ep->pc.eager_max;
+	ep->cts_window = window;
+	ep->long_probe_ns = (uint64_t)probe_ms * 1000000ull;
+	return 0;
+}
+
+/* A long transfer started: make sure the next batch ends check on it. */
+void srd_long_watch_arm(struct srd_ep *ep)
+{
+	if (!ep->long_watch_ns && ep->long_probe_ns)
+		ep->long_watch_ns = srd_now_ns() + ep->long_probe_ns;
+}
+
+/* Mark the peers of long sends that still wait for their receiver. */
+static bool srd_long_tx_watch(struct srd_ep *ep, uint64_t *probe)
+{
+	bool waiting = false;
+	uint32_t i;
+
+	for (i = 0; i < ep->tx_entry_count; i++) {
+		struct srd_tx_entry *tx = &ep->tx_entries[i];
+
+		if (!tx->in_use || !tx->done_wait || tx->err)
+			continue;
+		waiting = true;
+		probe[tx->peer->id / 64] |= 1ull << (tx->peer->id % 64);
+	}
+	return waiting;
+}
+
+static void srd_long_probe(struct srd_ep *ep, const uint64_t *probe)
+{
+	uint32_t i;
+
+	for (i = 0; i < ep->peer_count && i < SRD_MAX_PEERS; i++) {
+		struct srd_peer *peer = ep->peers[i];
+
+		if (!(probe[i / 64] & (1ull << (i % 64))) || !peer ||
+		    peer->state != SRD_PEER_READY)
+			continue;
+		if (!srd_peer_hello_send(ep, peer, SRD_PKT_HELLO_ACK))
+			ep->lstat.probes++;
+		/* A full send queue left it queued: have the flush post it. */
+		srd_peer_schedule(ep, peer);
+	}
+}
+
+static bool srd_long_any_rx(const uint64_t *probe)
+{
+	size_t i;
+
+	for (i = 0; i < SRD_MAX_PEERS / 64; i++)
+		if (probe[i])
+			return true;
+	return false;
+}
+
+void srd_long_watch(struct srd_ep *ep)
+{
+	uint64_t probe[SRD_MAX_PEERS / 64] = { 0 };
+	uint64_t now = srd_now_ns();
+	bool waiting;
+
+	if (now < ep->long_watch_ns)
+		return;
+	waiting = srd_long_tx_watch(ep, probe);
+	srd_cts_rx_watch(ep, probe);
+	waiting = waiting || srd_long_any_rx(probe) || ep->read_pump;
+	srd_long_probe(ep, probe);
+	/* Disarmed when nothing waits: idle progress never reads a clock. */
+	ep->long_watch_ns = waiting ? now + ep->long_probe_ns : 0;
+}
