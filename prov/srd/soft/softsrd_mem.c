@@ -98,22 +98,26 @@ int softsrd_dereg_mr(struct ibv_mr *ibv_mr)
 
 	pthread_mutex_lock(&ctx->lock);
 	HASH_DEL(ctx->mrs, mr);
-	if (ctx->mr_last == mr)
-		ctx->mr_last = NULL;
+	if (ctx->mr_cache[softsrd_mr_slot(mr->ibv_mr.rkey)] == mr)
+		ctx->mr_cache[softsrd_mr_slot(mr->ibv_mr.rkey)] = NULL;
 	pthread_mutex_unlock(&ctx->lock);
 	free(mr);
 	return 0;
 }
 
+/* A direct-mapped cache in front of the hash: a consumer alternates
+ * between a few MRs (srd: its send and its receive buffers), and each
+ * hash lookup costs ~70 instructions. */
 struct softsrd_mr *softsrd_mr_find(struct softsrd_ctx *ctx, uint32_t key)
 {
-	struct softsrd_mr *mr = ctx->mr_last;
+	struct softsrd_mr **slot = &ctx->mr_cache[softsrd_mr_slot(key)];
+	struct softsrd_mr *mr = *slot;
 
 	if (mr && mr->ibv_mr.rkey == key)
 		return mr;
 	HASH_FIND(hh, ctx->mrs, &key, sizeof(key), mr);
 	if (mr)
-		ctx->mr_last = mr;
+		*slot = mr;
 	return mr;
 }
 

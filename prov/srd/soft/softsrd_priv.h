@@ -44,6 +44,7 @@ enum softsrd_io { SOFTSRD_IO_AUTO, SOFTSRD_IO_URING, SOFTSRD_IO_MMSG };
 #define SOFTSRD_WIN           256	/* packets in flight per peer */
 #define SOFTSRD_FINAL_ACK_COPIES 3	/* OK verdicts resent at QP destroy */
 #define SOFTSRD_PEERS_MAX     4096	/* per QP: bounds memory a flood can take */
+#define SOFTSRD_MR_CACHE      16	/* MR lookups cached, a power of two */
 
 struct softsrd_config {
 	uint32_t mtu;
@@ -324,12 +325,14 @@ struct softsrd_qp {
 	struct softsrd_peer *ack_owed;	/* peers with a run of acks to send */
 };
 
-/* A datagram being sent: header plus up to 1 + SOFTSRD_MAX_SGE pieces. */
+/* A datagram being sent: header plus up to 1 + SOFTSRD_MAX_SGE pieces.
+ * msg is its entry of the wire's tx_mmsg, pointing at sin and iov
+ * (softsrd_wire_open): staging sets only msg_iovlen. */
 struct softsrd_txd {
 	struct softsrd_hdr hdr;
 	struct iovec iov[1 + SOFTSRD_MAX_SGE];
 	struct sockaddr_in sin;
-	struct msghdr msg;
+	struct msghdr *msg;
 };
 
 /* A datagram held back by fault injection (delay, reorder). */
@@ -373,7 +376,7 @@ struct softsrd_ctx {
 	struct softsrd_qp *qps[SOFTSRD_QP_PER_CTX + 1];
 	uint32_t qp_hi;			/* highest slot ever used */
 	struct softsrd_mr *mrs;
-	struct softsrd_mr *mr_last;	/* last found: saves the hash */
+	struct softsrd_mr *mr_cache[SOFTSRD_MR_CACHE]; /* saves the hash */
 	uint32_t key_gen;
 	struct softsrd_ahn *ahns;
 	uint32_t ahn_gen;		/* changes whenever an ahn comes or goes */
@@ -381,8 +384,9 @@ struct softsrd_ctx {
 	uint64_t next_timer_check;
 	uint64_t now;			/* time of the current call or round */
 	pthread_t thread;
-	int stop_fd;			/* eventfd: wakes the thread to exit */
+	int wake_fd;			/* eventfd: wakes the thread from ppoll */
 	atomic_bool stop;
+	atomic_bool thread_waits;	/* the thread is (about to be) in ppoll */
 	atomic_uint_fast64_t app_ns;	/* last time the application progressed */
 };
 
@@ -429,6 +433,11 @@ static inline struct softsrd_qp *to_softsrd_qp_ex(struct ibv_qp_ex *qpx)
 }
 
 /* ---- shared functions ------------------------------------------------- */
+
+static inline uint32_t softsrd_mr_slot(uint32_t key)
+{
+	return (key * 2654435761u) >> (32 - __builtin_ctz(SOFTSRD_MR_CACHE));
+}
 
 /* Operations cut into 128-byte-aligned packets and checked at the target. */
 static inline bool softsrd_op_is_rdma(enum ibv_wr_opcode op)
@@ -525,13 +534,22 @@ bool softsrd_wire_chance(struct softsrd_ctx *ctx, uint32_t percent);
 /* thread.c */
 int softsrd_thread_start(struct softsrd_ctx *ctx);
 void softsrd_thread_stop(struct softsrd_ctx *ctx);
+void softsrd_thread_kick(struct softsrd_ctx *ctx);
 
 /* Under ctx->lock: the application is here, and the time of its call is
- * the time of the work done in it (one clock read per call). */
+ * the time of the work done in it (one clock read per call). A thread
+ * left waiting in ppoll while the application was away is sent off the
+ * socket (softsrd_thread_kick). Relaxed is enough: only a thread on the
+ * same CPU can be kept from leaving by itself (starved by a spinning
+ * application of its priority), and one CPU does not reorder; on another
+ * CPU it leaves at the next datagram. */
 static inline void softsrd_app_enter(struct softsrd_ctx *ctx)
 {
 	ctx->now = softsrd_now_ns();
 	atomic_store_explicit(&ctx->app_ns, ctx->now, memory_order_relaxed);
+	if (WEFT_UNLIKELY(atomic_load_explicit(&ctx->thread_waits,
+					       memory_order_relaxed)))
+		softsrd_thread_kick(ctx);
 }
 
 #endif /* SOFTSRD_PRIV_H */

@@ -314,7 +314,7 @@ static void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
 	t->sin = pkt->peer->sin;
 	softsrd_ack_fill(qp, pkt->peer, h);
 	if (h->type != SOFTSRD_PKT_READ_REQ)
-		t->msg.msg_iovlen += softsrd_pkt_iov(wr, pkt->off, pkt->len,
+		t->msg->msg_iovlen += softsrd_pkt_iov(wr, pkt->off, pkt->len,
 						     &t->iov[1]);
 }
 
@@ -616,7 +616,7 @@ static void softsrd_reply(struct softsrd_rx *rx, uint8_t type, uint8_t status,
 	if (len) {
 		t->iov[1].iov_base = (void *)data;
 		t->iov[1].iov_len = len;
-		t->msg.msg_iovlen = 2;
+		t->msg->msg_iovlen = 2;
 	}
 }
 
@@ -998,7 +998,8 @@ int softsrd_progress_poll(struct softsrd_ctx *ctx, struct softsrd_cq *cq)
 {
 	int n = softsrd_progress_work(ctx, false);
 
-	softsrd_wire_flush(ctx);
+	if (ctx->wire.ntx)
+		softsrd_wire_flush(ctx);
 	return n;
 }
 

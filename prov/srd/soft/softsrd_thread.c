@@ -6,6 +6,14 @@
  * it stays out of the way, because waking a thread on the other vCPU costs
  * more than a whole round trip here. After work it spins briefly before it
  * blocks in ppoll on the socket.
+ *
+ * It must not stay on the socket's wait queue once the application is back:
+ * every datagram would then wake it, inside the sender's send call (on
+ * loopback the sender's CPU delivers), measured ~0.9 us of a ~4 us send on
+ * a 2-vCPU guest. A thread woken but starved (SCHED_FIFO, pinned with a
+ * spinning application of the same priority) cannot leave ppoll by itself,
+ * so the application's first call after an absence kicks it out
+ * (softsrd_thread_kick) and yields the CPU to it once.
  */
 #include "weft/compat.h"
 #include "softsrd_priv.h"
@@ -31,16 +39,40 @@ static void softsrd_sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+static bool softsrd_app_present(struct softsrd_ctx *ctx, uint64_t now)
+{
+	return now - atomic_load(&ctx->app_ns) < SOFTSRD_APP_GRACE_NS;
+}
+
 static void softsrd_thread_wait(struct softsrd_ctx *ctx, uint64_t ns)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = ctx->wire.fd, .events = POLLIN },
-		{ .fd = ctx->stop_fd, .events = POLLIN },
+		{ .fd = ctx->wake_fd, .events = POLLIN },
 	};
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
 			       .tv_nsec = (long)(ns % 1000000000ull) };
+	uint64_t v;
 
-	ppoll(pfd, 2, &ts, NULL);
+	atomic_store(&ctx->thread_waits, true);
+	/* the application may have come back since the thread looked */
+	if (!softsrd_app_present(ctx, softsrd_now_ns()))
+		ppoll(pfd, 2, &ts, NULL);
+	atomic_store(&ctx->thread_waits, false);
+	if (pfd[1].revents & POLLIN)
+		(void)!read(ctx->wake_fd, &v, sizeof(v));
+}
+
+/* The application is back (softsrd_app_enter): the thread leaves ppoll,
+ * and the socket's wait queue, before the application's traffic starts. */
+void softsrd_thread_kick(struct softsrd_ctx *ctx)
+{
+	uint64_t one = 1;
+
+	if (!atomic_exchange(&ctx->thread_waits, false))
+		return;
+	(void)!write(ctx->wake_fd, &one, sizeof(one));
+	sched_yield();
 }
 
 static void *softsrd_thread_main(void *arg)
@@ -56,6 +88,7 @@ static void *softsrd_thread_main(void *arg)
 		int n;
 
 		if (now - app < SOFTSRD_APP_GRACE_NS) {
+			/* off the socket: the application receives */
 			softsrd_sleep_ns(app + SOFTSRD_APP_GRACE_NS - now);
 			continue;
 		}
@@ -82,15 +115,16 @@ int softsrd_thread_start(struct softsrd_ctx *ctx)
 {
 	int ret;
 
-	ctx->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ctx->stop_fd < 0)
+	ctx->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ctx->wake_fd < 0)
 		return -1;
 	atomic_store(&ctx->stop, false);
+	atomic_store(&ctx->thread_waits, false);
 	ret = pthread_create(&ctx->thread, NULL, softsrd_thread_main, ctx);
 	if (ret) {
 		FI_WARN(softsrd_prov, FI_LOG_CORE, "pthread_create: %s\n",
 			strerror(ret));
-		close(ctx->stop_fd);
+		close(ctx->wake_fd);
 		return -1;
 	}
 	return 0;
@@ -101,7 +135,7 @@ void softsrd_thread_stop(struct softsrd_ctx *ctx)
 	uint64_t one = 1;
 
 	atomic_store(&ctx->stop, true);
-	(void)!write(ctx->stop_fd, &one, sizeof(one));
+	(void)!write(ctx->wake_fd, &one, sizeof(one));
 	pthread_join(ctx->thread, NULL);
-	close(ctx->stop_fd);
+	close(ctx->wake_fd);
 }

@@ -91,6 +91,22 @@ static int softsrd_uring_open(struct softsrd_ctx *ctx)
 	return 0;
 }
 
+/* Each staged datagram's msghdr is its tx_mmsg entry, so a batch goes to
+ * sendmmsg as it stands; only msg_iovlen changes per datagram. */
+static void softsrd_tx_msg_init(struct softsrd_wire *w)
+{
+	for (int i = 0; i < SOFTSRD_TX_BATCH; i++) {
+		struct softsrd_txd *t = &w->tx[i];
+		struct msghdr *m = &w->tx_mmsg[i].msg_hdr;
+
+		memset(m, 0, sizeof(*m));
+		m->msg_name = &t->sin;
+		m->msg_namelen = sizeof(t->sin);
+		m->msg_iov = t->iov;
+		t->msg = m;
+	}
+}
+
 int softsrd_wire_open(struct softsrd_ctx *ctx)
 {
 	struct softsrd_wire *w = &ctx->wire;
@@ -104,6 +120,7 @@ int softsrd_wire_open(struct softsrd_ctx *ctx)
 	w->rx_buf = malloc(w->rx_buf_size * SOFTSRD_RX_BATCH);
 	if (!w->rx_buf)
 		return -1;
+	softsrd_tx_msg_init(w);
 	for (int i = 0; i < SOFTSRD_RX_BATCH; i++) {
 		w->rx_iov[i].iov_base = w->rx_buf + i * w->rx_buf_size;
 		w->rx_iov[i].iov_len = w->rx_buf_size;
@@ -150,7 +167,7 @@ struct softsrd_txd *softsrd_wire_txd(struct softsrd_ctx *ctx)
 	t = &w->tx[w->ntx++];
 	t->iov[0].iov_base = &t->hdr;
 	t->iov[0].iov_len = sizeof(t->hdr);
-	t->msg.msg_iovlen = 1;
+	t->msg->msg_iovlen = 1;
 	return t;
 }
 
@@ -172,7 +189,7 @@ static void softsrd_hold(struct softsrd_wire *w, const struct softsrd_txd *t,
 	struct softsrd_held *h, **pos;
 	size_t len = 0;
 
-	for (size_t i = 0; i < t->msg.msg_iovlen; i++)
+	for (size_t i = 0; i < t->msg->msg_iovlen; i++)
 		len += t->iov[i].iov_len;
 	h = malloc(sizeof(*h) + len);
 	if (!h)
@@ -181,7 +198,7 @@ static void softsrd_hold(struct softsrd_wire *w, const struct softsrd_txd *t,
 	h->sin = t->sin;
 	h->len = len;
 	len = 0;
-	for (size_t i = 0; i < t->msg.msg_iovlen; i++) {
+	for (size_t i = 0; i < t->msg->msg_iovlen; i++) {
 		memcpy(h->data + len, t->iov[i].iov_base, t->iov[i].iov_len);
 		len += t->iov[i].iov_len;
 	}
@@ -232,8 +249,7 @@ static bool softsrd_fault(struct softsrd_ctx *ctx, struct softsrd_txd *t,
 
 #define SOFTSRD_URING_MIN_BATCH 3
 
-static void softsrd_flush_uring(struct softsrd_wire *w, struct softsrd_txd **v,
-				uint32_t n)
+static void softsrd_flush_uring(struct softsrd_wire *w, uint32_t n)
 {
 	struct io_uring_cqe *cqe;
 	uint32_t done = 0;
@@ -241,7 +257,7 @@ static void softsrd_flush_uring(struct softsrd_wire *w, struct softsrd_txd **v,
 	for (uint32_t i = 0; i < n; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
 
-		io_uring_prep_sendmsg(sqe, w->fd, &v[i]->msg, 0);
+		io_uring_prep_sendmsg(sqe, w->fd, &w->tx_mmsg[i].msg_hdr, 0);
 	}
 	/* UDP on a non-blocking socket completes inline: waiting for all
 	 * completions costs nothing more and frees the iovecs for reuse. */
@@ -256,13 +272,10 @@ static void softsrd_flush_uring(struct softsrd_wire *w, struct softsrd_txd **v,
 	}
 }
 
-static void softsrd_flush_mmsg(struct softsrd_wire *w, struct softsrd_txd **v,
-			       uint32_t n)
+static void softsrd_flush_mmsg(struct softsrd_wire *w, uint32_t n)
 {
 	uint32_t off = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		w->tx_mmsg[i].msg_hdr = v[i]->msg;
 	while (off < n) {
 		int ret = sendmmsg(w->fd, &w->tx_mmsg[off], n - off, 0);
 
@@ -276,36 +289,42 @@ static void softsrd_flush_mmsg(struct softsrd_wire *w, struct softsrd_txd **v,
 	}
 }
 
-void softsrd_wire_flush(struct softsrd_ctx *ctx)
+/* Fault injection decides per datagram; those that go now move down to
+ * the front of tx_mmsg (their msghdrs still point at their own txd, so
+ * every entry is set back afterwards). Returns how many go. */
+static uint32_t softsrd_flush_faults(struct softsrd_ctx *ctx)
 {
 	struct softsrd_wire *w = &ctx->wire;
-	struct softsrd_txd *v[SOFTSRD_TX_BATCH];
-	uint64_t now = w->faults ? softsrd_now_ns() : 0;
+	uint64_t now = softsrd_now_ns();
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < w->ntx; i++) {
-		struct softsrd_txd *t = &w->tx[i];
-
-		t->msg.msg_name = &t->sin;
-		t->msg.msg_namelen = sizeof(t->sin);
-		t->msg.msg_iov = t->iov;
-		t->msg.msg_control = NULL;
-		t->msg.msg_controllen = 0;
-		t->msg.msg_flags = 0;
-		if (WEFT_UNLIKELY(w->faults) && !softsrd_fault(ctx, t, now))
+		if (!softsrd_fault(ctx, &w->tx[i], now))
 			continue;
-		v[n++] = t;
+		if (n != i)
+			w->tx_mmsg[n].msg_hdr = w->tx_mmsg[i].msg_hdr;
+		n++;
 	}
-	w->ntx = 0;
-	if (!n)
-		return;
+	return n;
+}
+
+void softsrd_wire_flush(struct softsrd_ctx *ctx)
+{
+	struct softsrd_wire *w = &ctx->wire;
+	uint32_t n = w->ntx;
+
+	if (WEFT_UNLIKELY(w->faults))
+		n = softsrd_flush_faults(ctx);
 	/* a lone datagram or two (a ping-pong's send, an ACK) go faster by
 	 * sendmmsg: io_uring's request setup and completion cost more than
 	 * they save there (measured 2-3 us per round trip on a 2-vCPU guest) */
 	if (w->uring && n >= SOFTSRD_URING_MIN_BATCH)
-		softsrd_flush_uring(w, v, n);
-	else
-		softsrd_flush_mmsg(w, v, n);
+		softsrd_flush_uring(w, n);
+	else if (n)
+		softsrd_flush_mmsg(w, n);
+	if (WEFT_UNLIKELY(w->faults) && n != w->ntx)
+		softsrd_tx_msg_init(w);
+	w->ntx = 0;
 }
 
 /* ---- batched receive ---------------------------------------------------- */
