@@ -50,6 +50,11 @@ static int srd_ep_rx_slab(struct srd_ep *ep)
 
 	ep->rx_count = ep->qp->rq_depth < SRD_RX_BUFS_MAX ?
 		       ep->qp->rq_depth : SRD_RX_BUFS_MAX;
+	ep->repost_batch = ep->rx_count / 8;
+	if (ep->repost_batch > SRD_RX_REPOST_BATCH)
+		ep->repost_batch = SRD_RX_REPOST_BATCH;
+	if (!ep->repost_batch)
+		ep->repost_batch = 1;
 	ep->rx_slab = srd_slab_alloc((size_t)ep->rx_count * ep->pkt_size);
 	ep->rxbufs = calloc(ep->rx_count, sizeof(*ep->rxbufs));
 	if (!ep->rx_slab || !ep->rxbufs)

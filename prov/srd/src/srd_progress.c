@@ -3,9 +3,10 @@
  * Progress: each fi_cq_read / fi_cntr_read runs srd_ep_progress, which
  * polls the endpoint's srd_cq once (one batch). Completions go by opcode
  * to the callbacks below; per batch, not per completion, the end hook
- * re-posts the receive buffers used, sends what peers had queued (after
- * the handshake, after RNR backoff), and continues medium sends and long
- * reads that were waiting for resources.
+ * re-posts the receive buffers used (once an eighth of them, at most 16,
+ * wait), sends what peers had queued (after the handshake, after RNR
+ * backoff), and continues medium sends and long reads that were waiting
+ * for resources.
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
@@ -75,12 +76,14 @@ static void srd_rx_repost(struct srd_ep *ep)
 			n = 0;
 		}
 	}
+	ep->repost_count = 0;
 }
 
 static void srd_rxbuf_release(struct srd_ep *ep, struct srd_rxbuf *rb)
 {
 	rb->next = ep->repost;
 	ep->repost = rb;
+	ep->repost_count++;
 }
 
 static void srd_rma_pkt(struct srd_ep *ep, struct srd_peer *peer,
@@ -248,7 +251,9 @@ static void srd_ep_on_batch_end(struct srd_cq *cq, int n, void *arg)
 
 	(void)cq;
 	(void)n;
-	if (ep->repost)
+	/* a post per message would cost a device call (its lock) on the way
+	 * from a receive to the answer; an eighth of the buffers may wait */
+	if (ep->repost_count >= ep->repost_batch)
 		srd_rx_repost(ep);
 	if (ep->flush)
 		srd_flush_all(ep);

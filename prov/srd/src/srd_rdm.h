@@ -25,6 +25,7 @@
 #define SRD_MAX_PEERS 4096		/* per endpoint */
 #define SRD_REORDER_WINDOW 256
 #define SRD_RX_BUFS_MAX 1024		/* posted receive buffers per ep */
+#define SRD_RX_REPOST_BATCH 16		/* used rx buffers reposted at once */
 #define SRD_TX_BUFS_MAX 1024		/* packet buffers per ep */
 #define SRD_TX_ENTRIES_MAX 1024		/* messages in flight per ep */
 #define SRD_MEDIUM_MAX (64 * 1024)	/* above: long protocol (RDMA read) */
@@ -262,13 +263,15 @@ struct srd_ep {
 	uint32_t pkt_size;		/* MTU */
 	uint32_t sq_inflight;		/* send WRs not yet completed */
 
-	/* rx slab: all posted; reposted once per batch */
+	/* rx slab: all posted; used ones go back at a batch end once
+	 * repost_batch of them are waiting (srd_ep_on_batch_end) */
 	uint8_t *rx_slab;
 	struct ibv_mr *rx_mr;
 	struct srd_rxbuf *rxbufs;
 	uint32_t rx_count;
-	struct srd_rxbuf *repost;	/* to post at batch end */
+	struct srd_rxbuf *repost;	/* to post at a batch end */
 	uint32_t repost_count;
+	uint32_t repost_batch;		/* rx_count / 8, 1 to 16 */
 
 	/* tx slab */
 	uint8_t *tx_slab;
