@@ -369,7 +369,7 @@ static const char *util_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 	struct util_cq *cq = to_util_cq(cq_fid);
 	const char *str;
 
-	if (cq->domain->strerror && buf && len)
+	if (cq->domain->strerror)
 		return cq->domain->strerror(prov_errno, err_data, buf, len);
 	str = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
 	if (buf && len) {

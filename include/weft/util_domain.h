@@ -37,7 +37,8 @@ struct util_eq;
 
 /* Turns a provider error number (fi_cq_err_entry.prov_errno) and its
  * err_data into text, for fi_cq_strerror/fi_eq_strerror; writes into buf
- * (len bytes) and returns buf. */
+ * (len bytes) and returns buf. fi_cq_strerror also calls it with buf NULL
+ * (as fabtests do): it then returns text it owns. */
 typedef const char *(*util_strerror_fn)(int prov_errno, const void *err_data,
 					char *buf, size_t len);
 

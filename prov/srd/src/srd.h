@@ -332,6 +332,37 @@ const char *srd_prov_strerror(int prov_errno);
 const char *srd_err_format(int prov_errno, const char *peer, char *buf,
 			   size_t len);
 
+/* Errors the provider finds itself (no device status behind them). */
+#define SRD_PROV_ERRNO_PROV_BASE 0x2000
+#define SRD_PROV_ERRNO_PEER_LOST (SRD_PROV_ERRNO_PROV_BASE + 1)
+
+/*
+ * fi_cq_err_entry.err_data of srd error completions (fi_srd(7)): the peer
+ * and the cause, so that fi_cq_strerror can name both. Binary, versioned
+ * by size; at most UTIL_CQ_ERR_DATA_MAX bytes.
+ */
+#define SRD_ERR_DATA_MAGIC 0x45445253u	/* "SRDE" in little endian */
+#define SRD_ERR_DATA_F_PEER 0x1u	/* peer is the remote endpoint */
+#define SRD_ERR_DATA_F_ADDR 0x2u	/* fi_addr is its address in the AV */
+
+struct srd_err_data {
+	uint32_t magic;
+	uint16_t size;			/* sizeof(struct srd_err_data) */
+	uint16_t flags;			/* SRD_ERR_DATA_F_* */
+	int32_t err;			/* the entry's err (positive FI_E*) */
+	int32_t prov_errno;
+	uint64_t fi_addr;
+	struct srd_ep_name peer;
+};
+
+void srd_err_data_init(struct srd_err_data *d, int err, int prov_errno,
+		       const struct srd_ep_name *peer, uint64_t fi_addr);
+/* The domain's strerror (fi_cq_strerror): err_data, when it is ours,
+ * names the peer. buf NULL: text in thread-local storage, valid until the
+ * thread's next call. */
+const char *srd_strerror(int prov_errno, const void *err_data, char *buf,
+			 size_t len);
+
 /* ---- RNR backoff, per peer --------------------------------------------------- */
 
 #define SRD_RNR_START_MIN_US 40

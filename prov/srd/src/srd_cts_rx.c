@@ -126,7 +126,8 @@ static int srd_cts_finish(struct srd_ep *ep, struct srd_rx_xfer *x)
 	ep->lstat.done++;
 	srd_cts_pump_del(ep, x);
 	srd_cts_slot_put(ep, x);
-	srd_rx_complete(ep, &x->dest, &x->m, x->err ? 0 : x->want, x->err);
+	srd_rx_complete_err(ep, &x->dest, &x->m, x->err ? 0 : x->want, x->err,
+			    x->prov_errno);
 	srd_xfer_free(ep, x);
 	return 0;
 }
@@ -262,6 +263,7 @@ void srd_cts_rx_watch(struct srd_ep *ep, uint64_t *probe)
 			continue;
 		if (x->peer->state != SRD_PEER_READY) {
 			x->err = FI_EIO;
+			x->prov_errno = SRD_PROV_ERRNO_PEER_LOST;
 			srd_cts_step(ep, x);
 			continue;
 		}

@@ -48,15 +48,6 @@ static const struct fi_ops_domain srd_domain_ops = {
 	.endpoint2 = util_no_endpoint2,
 };
 
-static const char *srd_domain_strerror(int prov_errno, const void *err_data,
-				       char *buf, size_t len)
-{
-	(void)err_data;
-	(void)buf;
-	(void)len;
-	return srd_prov_strerror(prov_errno);
-}
-
 int srd_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain_fid, void *context)
 {
@@ -79,7 +70,7 @@ int srd_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		goto free_d;
 	srd_proto_caps_from_dev(&d->dev->caps, &d->pc);
 	d->util.av_prov = &srd_av_prov;
-	d->util.strerror = srd_domain_strerror;
+	d->util.strerror = srd_strerror;
 	d->util.atomic_max_bytes = d->pc.eager_max / 2;
 	if (&srd_mr_ops)
 		d->util.domain_fid.mr = UTIL_OPS(&srd_mr_ops);

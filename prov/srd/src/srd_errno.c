@@ -8,7 +8,9 @@
 #include "weft/compat.h"
 #include "srd.h"
 
+#include <rdma/fi_errno.h>
 #include <stdio.h>
+#include <string.h>
 
 struct srd_err_desc {
 	int err;
@@ -142,6 +144,10 @@ const char *srd_prov_strerror(int prov_errno)
 {
 	int wc = prov_errno - SRD_PROV_ERRNO_WC_BASE;
 
+	if (prov_errno == 0)
+		return "no device error behind it: the provider found it (see err)";
+	if (prov_errno == SRD_PROV_ERRNO_PEER_LOST)
+		return "peer lost: it became unreachable or closed its endpoint while this transfer waited for it";
 	if (prov_errno > SRD_EFA_IO_OK && prov_errno < SRD_EFA_IO_MAX)
 		return srd_efa_io_desc[prov_errno].text;
 	if (wc >= 0 && (size_t)wc < WEFT_ARRAY_SIZE(srd_wc_desc) &&
@@ -158,6 +164,77 @@ const char *srd_err_format(int prov_errno, const char *peer, char *buf,
 	if (!buf || !len)
 		return text;
 	if (peer && *peer)
+		snprintf(buf, len, "peer %s: %s (prov_errno %d)", peer, text,
+			 prov_errno);
+	else
+		snprintf(buf, len, "%s (prov_errno %d)", text, prov_errno);
+	return buf;
+}
+
+void srd_err_data_init(struct srd_err_data *d, int err, int prov_errno,
+		       const struct srd_ep_name *peer, uint64_t fi_addr)
+{
+	memset(d, 0, sizeof(*d));
+	d->magic = SRD_ERR_DATA_MAGIC;
+	d->size = sizeof(*d);
+	d->err = err;
+	d->prov_errno = prov_errno;
+	d->fi_addr = fi_addr;
+	if (fi_addr != FI_ADDR_NOTAVAIL)
+		d->flags |= SRD_ERR_DATA_F_ADDR;
+	if (peer) {
+		d->peer = *peer;
+		d->flags |= SRD_ERR_DATA_F_PEER;
+	}
+}
+
+static const struct srd_err_data *srd_err_data_get(const void *err_data)
+{
+	const struct srd_err_data *d = err_data;
+
+	if (!d || d->magic != SRD_ERR_DATA_MAGIC || d->size < sizeof(*d))
+		return NULL;
+	return d;
+}
+
+/* "peer srd://.../qpn=N/qkey=0x.. (fi_addr 3)" or "" */
+static void srd_err_peer_str(const struct srd_err_data *d, char *buf,
+			     size_t len)
+{
+	char name[96];
+	size_t n;
+
+	buf[0] = '\0';
+	if (!d || !(d->flags & SRD_ERR_DATA_F_PEER))
+		return;
+	if (srd_ep_name_str(&d->peer, name, sizeof(name)))
+		snprintf(name, sizeof(name), "qpn %u", d->peer.qpn);
+	snprintf(buf, len, "%s", name);
+	n = strlen(buf);
+	if (d->flags & SRD_ERR_DATA_F_ADDR)
+		snprintf(buf + n, len - n, " (fi_addr %llu)",
+			 (unsigned long long)d->fi_addr);
+}
+
+const char *srd_strerror(int prov_errno, const void *err_data, char *buf,
+			 size_t len)
+{
+	static __thread char tls[256];
+	const struct srd_err_data *d = srd_err_data_get(err_data);
+	char peer[128], cause[160];
+	const char *text = srd_prov_strerror(prov_errno);
+
+	if (!buf || !len) {
+		buf = tls;
+		len = sizeof(tls);
+	}
+	if (prov_errno == 0 && d && d->err) {
+		snprintf(cause, sizeof(cause), "%s (found by the provider)",
+			 fi_strerror(d->err));
+		text = cause;
+	}
+	srd_err_peer_str(d, peer, sizeof(peer));
+	if (peer[0])
 		snprintf(buf, len, "peer %s: %s (prov_errno %d)", peer, text,
 			 prov_errno);
 	else

@@ -170,6 +170,10 @@ static void srd_settings_define(void)
 	fi_param_define(&srd_prov, "rnr_retry", FI_PARAM_INT,
 			"Device RNR retries before an RNR completion, 0..7 "
 			"(7 = retry forever), where the device allows it. Default: 3");
+	fi_param_define(&srd_prov, "ring_slots", FI_PARAM_INT,
+			"Data mode: slots of the ring each peer writes small "
+			"messages into, per peer and endpoint, a power of two "
+			"2..4096 (1 KiB each, read at endpoint open). Default: 32");
 	srd_long_params_define();
 }
 

@@ -273,7 +273,8 @@ static int srd_long_finish(struct srd_ep *ep, struct srd_rx_xfer *x)
 	if (ret)
 		return ret;
 	srd_xfer_dereg(ep, x);
-	srd_rx_complete(ep, &x->dest, &x->m, x->read_off, x->err);
+	srd_rx_complete_err(ep, &x->dest, &x->m, x->read_off, x->err,
+			    x->prov_errno);
 	return 0;
 }
 
@@ -316,6 +317,7 @@ void srd_long_read_done(struct srd_ep *ep, struct srd_rx_xfer *x,
 		srd_wc_err_map(wc->status, wc->vendor_err, &e);
 		srd_peer_report(ep, x->peer, e.prov_errno);
 		x->err = e.err;
+		x->prov_errno = e.prov_errno;
 	}
 	/* The pump at the end of this batch finishes it. */
 }

@@ -217,6 +217,7 @@ struct srd_rx_xfer {
 	uint64_t read_off;		/* bytes whose read is posted */
 	uint32_t reads_inflight;
 	int err;
+	int prov_errno;			/* with err: the device's, or ours */
 	bool on_pump;
 	/* srd-long, CTS: the message bytes we want (min of message and
 	 * buffer), the end of what we granted; received counts bytes
@@ -361,6 +362,13 @@ void srd_peer_report(struct srd_ep *ep, struct srd_peer *peer,
 		     int prov_errno);
 void srd_peers_free(struct srd_ep *ep);
 
+/* srd_err.c: error completions whose err_data names the peer (NULL: no
+ * err_data). */
+int srd_ep_tx_err(struct srd_ep *ep, struct srd_peer *peer, void *context,
+		  uint64_t flags, int err, int prov_errno, size_t len);
+int srd_ep_rx_err(struct srd_ep *ep, struct srd_peer *peer,
+		  const struct fi_cq_err_entry *e, fi_addr_t src);
+
 /* srd_send.c: packets and messages out. */
 struct srd_txbuf *srd_txbuf_get(struct srd_ep *ep);
 void srd_txbuf_put(struct srd_ep *ep, struct srd_txbuf *tb);
@@ -414,8 +422,16 @@ void srd_rx_dest_from_entry(struct srd_rx_entry *rx, struct srd_ep *ep,
 void srd_rx_dest_from_mrecv(struct srd_ep *ep, struct util_match_queue *q,
 			    struct srd_rx_entry *rx, uint64_t size,
 			    struct srd_rx_dest *dest, bool *done);
-void srd_rx_complete(struct srd_ep *ep, const struct srd_rx_dest *dest,
-		     const struct srd_msg_info *m, size_t len, int err);
+void srd_rx_complete_err(struct srd_ep *ep, const struct srd_rx_dest *dest,
+			 const struct srd_msg_info *m, size_t len, int err,
+			 int prov_errno);
+static inline void srd_rx_complete(struct srd_ep *ep,
+				   const struct srd_rx_dest *dest,
+				   const struct srd_msg_info *m, size_t len,
+				   int err)
+{
+	srd_rx_complete_err(ep, dest, m, len, err, 0);
+}
 void srd_unexp_free(struct srd_ep *ep, struct srd_unexp *ux);
 void srd_xfer_free(struct srd_ep *ep, struct srd_rx_xfer *x);
 

@@ -129,8 +129,9 @@ void srd_unexp_free(struct srd_ep *ep, struct srd_unexp *ux)
 	util_pool_put(&ep->unexp_pool, ux);
 }
 
-void srd_rx_complete(struct srd_ep *ep, const struct srd_rx_dest *dest,
-		     const struct srd_msg_info *m, size_t len, int err)
+void srd_rx_complete_err(struct srd_ep *ep, const struct srd_rx_dest *dest,
+			 const struct srd_msg_info *m, size_t len, int err,
+			 int prov_errno)
 {
 	uint64_t flags = dest->comp_flags;
 	fi_addr_t src = srd_peer_fi_addr(ep, m->peer);
@@ -147,9 +148,14 @@ void srd_rx_complete(struct srd_ep *ep, const struct srd_rx_dest *dest,
 	if (!err && m->total_len > dest->cap)
 		err = FI_ETRUNC;
 	if (WEFT_UNLIKELY(err)) {
-		util_ep_rx_err(&ep->util, dest->context, flags, err, 0, buf,
-			       len, err == FI_ETRUNC ?
-			       m->total_len - dest->cap : 0, data, m->tag, src);
+		struct fi_cq_err_entry e = {
+			.op_context = dest->context, .flags = flags,
+			.len = len, .buf = buf, .data = data, .tag = m->tag,
+			.olen = err == FI_ETRUNC ? m->total_len - dest->cap : 0,
+			.err = err, .prov_errno = prov_errno,
+		};
+
+		srd_ep_rx_err(ep, m->peer, &e, src);
 		util_ep_cntr_inc_err(&ep->util, UTIL_CNTR_RECV);
 		return;
 	}

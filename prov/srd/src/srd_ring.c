@@ -36,6 +36,22 @@ static uint32_t srd_ring_pkt_max(bool line128, uint32_t slot_size)
 	return (rec - (uint32_t)sizeof(struct srd_ring_credit)) & ~7u;
 }
 
+uint32_t srd_ring_slots_setting(void)
+{
+	int v = SRD_RING_SLOTS_DEFAULT;
+
+	if (fi_param_get_int(&srd_prov, "ring_slots", &v))
+		return SRD_RING_SLOTS_DEFAULT;
+	if (v < SRD_RING_SLOTS_MIN || v > SRD_RING_SLOTS_MAX || (v & (v - 1))) {
+		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			"FI_SRD_RING_SLOTS=%d is not a power of two in %d..%d: "
+			"using %d\n", v, SRD_RING_SLOTS_MIN, SRD_RING_SLOTS_MAX,
+			SRD_RING_SLOTS_DEFAULT);
+		return SRD_RING_SLOTS_DEFAULT;
+	}
+	return (uint32_t)v;
+}
+
 int srd_ring_ep_init(struct srd_ep *ep)
 {
 	const struct srd_inorder *io;
@@ -65,6 +81,7 @@ int srd_ring_ep_init(struct srd_ep *ep)
 	re->poll = line ? srd_ring_poll_line : srd_ring_poll_seq;
 	re->features = SRD_FEAT_DATA_RING | (line ? SRD_FEAT_RING_LINE128 : 0);
 	re->budget = srd_settings.cq_batch;
+	re->slots = srd_ring_slots_setting();
 	re->pkt_max = srd_ring_pkt_max(line, SRD_RING_SLOT_SIZE);
 	if (posix_memalign((void **)&re->stage, 64, SRD_RING_SLOT_SIZE)) {
 		free(re);
@@ -73,7 +90,7 @@ int srd_ring_ep_init(struct srd_ep *ep)
 	ep->ring = re;
 	FI_INFO(&srd_prov, FI_LOG_EP_CTRL,
 		"poll mode data: %u slots of %u bytes per peer, %s framing\n",
-		SRD_RING_SLOTS, SRD_RING_SLOT_SIZE,
+		re->slots, SRD_RING_SLOT_SIZE,
 		line ? "128-byte line" : "sequence word");
 	return 0;
 }
@@ -99,11 +116,12 @@ void srd_ring_ep_fini(struct srd_ep *ep)
 
 static int srd_ring_peer_alloc(struct srd_ep *ep, struct srd_peer *peer)
 {
-	size_t bytes = srd_ring_bytes(SRD_RING_SLOTS, SRD_RING_SLOT_SIZE);
+	size_t bytes = srd_ring_bytes(ep->ring->slots, SRD_RING_SLOT_SIZE);
 	struct srd_ring_peer *rp = calloc(1, sizeof(*rp));
 
 	if (!rp)
 		return -FI_ENOMEM;
+	rp->slots = ep->ring->slots;
 	rp->hdr.kind = SRD_WR_RING;
 	rp->peer = peer;
 	if (posix_memalign((void **)&rp->base, 4096, bytes))
@@ -136,7 +154,7 @@ void srd_ring_hello_fill(struct srd_ep *ep, struct srd_peer *peer,
 	h->features |= ep->ring->features;
 	h->ring_addr = (uintptr_t)peer->ring->base;
 	h->ring_key = peer->ring->mr->rkey;
-	h->ring_slots = SRD_RING_SLOTS;
+	h->ring_slots = peer->ring->slots;
 	h->ring_slot_size = SRD_RING_SLOT_SIZE;
 }
 
@@ -233,12 +251,11 @@ void srd_ring_credit_seen(struct srd_ring_peer *rp, uint32_t consumed)
 
 void srd_ring_credit_return(struct srd_ep *ep, struct srd_ring_peer *rp)
 {
-	uint32_t *src = (uint32_t *)(rp->base + (size_t)SRD_RING_SLOTS *
-				     SRD_RING_SLOT_SIZE + SRD_RING_CTRL_SRC);
+	uint32_t *src = (uint32_t *)(srd_ring_ctrl(rp) + SRD_RING_CTRL_SRC);
 	uint64_t raddr;
 
 	if (rp->credit_inflight || !rp->rslots ||
-	    rp->head - rp->returned < SRD_RING_SLOTS / 2)
+	    rp->head - rp->returned < rp->slots / 2)
 		return;
 	raddr = rp->raddr + (uint64_t)rp->rslots * rp->rslot_size;
 	*src = rp->head;

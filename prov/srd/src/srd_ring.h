@@ -36,7 +36,8 @@
 #include "weft/compat.h"
 #include "srd_rdm.h"
 
-#define SRD_RING_SLOTS 32		/* per peer; a power of two */
+#define SRD_RING_SLOTS_DEFAULT 32	/* per peer (FI_SRD_RING_SLOTS) */
+#define SRD_RING_SLOTS_MIN 2
 #define SRD_RING_SLOT_SIZE 1024		/* multiple of SRD_RING_LINE */
 #define SRD_RING_LINE 128
 #define SRD_RING_LINE_DATA (SRD_RING_LINE - sizeof(struct srd_ring_flag))
@@ -62,7 +63,8 @@ struct srd_ring_credit {
 _Static_assert(sizeof(struct srd_ring_flag) == 8, "ring flag");
 _Static_assert(sizeof(struct srd_ring_credit) == 8, "ring credit");
 _Static_assert(SRD_RING_SLOT_SIZE % SRD_RING_LINE == 0, "slot size");
-_Static_assert((SRD_RING_SLOTS & (SRD_RING_SLOTS - 1)) == 0, "slots");
+_Static_assert((SRD_RING_SLOTS_DEFAULT & (SRD_RING_SLOTS_DEFAULT - 1)) == 0,
+	       "slots");
 
 struct srd_ring_stats {
 	uint64_t tx_ring;	/* messages sent by RDMA write into a ring */
@@ -86,6 +88,7 @@ struct srd_ring_ep {
 	srd_ring_poll_fn poll;		/* our rings' flavour, chosen once */
 	uint64_t features;		/* SRD_FEAT_DATA_RING [| _LINE128] */
 	uint32_t budget;		/* slots per ring per progress call */
+	uint32_t slots;			/* per ring we own: a power of two */
 	uint32_t pkt_max;		/* packet bytes one of our slots holds */
 	struct srd_ring_peer *active;	/* rings peers may write into */
 	uint8_t *stage;			/* LINE128: a slot's record, gathered */
@@ -100,6 +103,7 @@ struct srd_ring_peer {
 	/* rx: our ring for its messages */
 	uint8_t *base;			/* slots, then the control line */
 	struct ibv_mr *mr;
+	uint32_t slots;			/* of this ring (ep->ring->slots) */
 	uint32_t head;			/* its messages consumed */
 	uint32_t returned;		/* consumed count it was told */
 	bool credit_inflight;
@@ -117,6 +121,9 @@ struct srd_ring_peer {
 };
 
 /* srd_ring.c: setup, handshake, credits. */
+/* FI_SRD_RING_SLOTS, read at endpoint open: out of range or not a power of
+ * two keeps the default, with a warning. */
+uint32_t srd_ring_slots_setting(void);
 int srd_ring_ep_init(struct srd_ep *ep);
 void srd_ring_ep_fini(struct srd_ep *ep);
 /* Our ring for peer, allocated on first use; fills the hello fields.
@@ -149,6 +156,12 @@ void srd_ring_frame_line(struct srd_ring_peer *rp, struct srd_txbuf *tb,
  * ring, else the caller sends it as a packet. */
 int srd_ring_send(struct srd_ep *ep, struct srd_peer *peer,
 		  struct srd_txbuf *tb);
+
+/* Our ring's control line (credits the peer writes for our sends). */
+static inline uint8_t *srd_ring_ctrl(const struct srd_ring_peer *rp)
+{
+	return rp->base + (size_t)rp->slots * SRD_RING_SLOT_SIZE;
+}
 
 static inline uint32_t srd_ring_pad8(uint32_t len)
 {

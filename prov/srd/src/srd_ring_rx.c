@@ -33,7 +33,7 @@ static inline uint32_t srd_ring_flag_len(uint64_t w)
 
 static inline uint8_t *srd_ring_head_slot(const struct srd_ring_peer *rp)
 {
-	return rp->base + (size_t)(rp->head & (SRD_RING_SLOTS - 1)) *
+	return rp->base + (size_t)(rp->head & (rp->slots - 1)) *
 			  SRD_RING_SLOT_SIZE;
 }
 
@@ -42,7 +42,7 @@ static void srd_ring_bad(struct srd_ep *ep, struct srd_ring_peer *rp,
 {
 	FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 		"ring slot %u (message %u) from qpn %u: bad %s (%u): dropped\n",
-		rp->head & (SRD_RING_SLOTS - 1), rp->head + 1,
+		rp->head & (rp->slots - 1), rp->head + 1,
 		rp->peer->name.qpn, what, value);
 	ep->ring->stats.rx_bad++;
 	rp->head++;
@@ -142,7 +142,7 @@ void srd_ring_progress(struct srd_ep *ep)
 	LL_FOREACH(re->active, rp) {
 		for (n = 0; n < re->budget && re->poll(ep, rp); n++)
 			;
-		if (rp->head - rp->returned >= SRD_RING_SLOTS / 2)
+		if (rp->head - rp->returned >= rp->slots / 2)
 			srd_ring_credit_return(ep, rp);
 	}
 }

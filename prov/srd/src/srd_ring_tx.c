@@ -78,8 +78,7 @@ static void srd_ring_unframe_line(struct srd_txbuf *tb, uint32_t wlen)
 
 static bool srd_ring_credit_reload(struct srd_ring_peer *rp)
 {
-	const uint32_t *w = (const uint32_t *)(const void *)
-		(rp->base + (size_t)SRD_RING_SLOTS * SRD_RING_SLOT_SIZE);
+	const uint32_t *w = (const uint32_t *)(const void *)srd_ring_ctrl(rp);
 
 	/* The peer's credit writes land here (our ring's control line). */
 	srd_ring_credit_seen(rp, __atomic_load_n(w, __ATOMIC_ACQUIRE));

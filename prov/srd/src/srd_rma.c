@@ -173,8 +173,8 @@ static void srd_rma_op_complete(struct srd_ep *ep, struct srd_rma_op *op)
 	}
 	srd_rma_op_release_mrs(ep, op);
 	if (WEFT_UNLIKELY(op->err)) {
-		util_ep_tx_err(&ep->util, op->context, op->comp_flags, op->err,
-			       op->prov_errno, 0, 0);
+		srd_ep_tx_err(ep, op->peer, op->context, op->comp_flags,
+			      op->err, op->prov_errno, 0);
 		util_ep_cntr_inc_err(&ep->util, srd_rma_cntr(op));
 	} else {
 		if (op->want_comp)

@@ -142,8 +142,8 @@ void srd_tx_complete(struct srd_ep *ep, struct srd_tx_entry *tx, int err,
 	if (tx->proto == SRD_TX_LONG)
 		srd_long_tx_release(ep, tx);
 	if (WEFT_UNLIKELY(err)) {
-		util_ep_tx_err(&ep->util, tx->context, tx->comp_flags, err,
-			       prov_errno, tx->total_len, 0);
+		srd_ep_tx_err(ep, tx->peer, tx->context, tx->comp_flags, err,
+			      prov_errno, tx->total_len);
 		util_ep_cntr_inc_err(&ep->util, UTIL_CNTR_SEND);
 	} else {
 		if (tx->want_comp)

@@ -8,6 +8,8 @@
  * in send order across both paths, byte for byte; credits must come back
  * so that a stream longer than the ring keeps using it; forged slots are
  * dropped. With in-order "none", data mode must fall back to completions.
+ * TRING_SLOTS programs run it all with FI_SRD_RING_SLOTS set (8, 64), so
+ * that streams wrap rings of other sizes, data checked byte for byte.
  */
 #include "test_srd_rdm_common.h"
 #include "../src/srd_ring.h"
@@ -19,6 +21,12 @@
 #ifndef TRING_ORDER
 #define TRING_ORDER "whole"
 #endif
+/* FI_SRD_RING_SLOTS for this program (its default when not set); at most
+ * 64: the harness stashes TCQ_MAX completions and streams 8 rings' worth */
+#ifndef TRING_SLOTS
+#define TRING_SLOTS SRD_RING_SLOTS_DEFAULT
+#endif
+_Static_assert(8 * TRING_SLOTS <= TCQ_MAX, "TRING_SLOTS too large");
 
 static bool tring_data(void)
 {
@@ -134,7 +142,45 @@ static void test_poll_mode(void **state)
 	else
 		assert_int_equal(tget_int(&f.a, FI_OPT_WEFT_WRITE_INORDER), 0);
 	assert_true(tring_data() == (tep_srd(&f.a)->ring != NULL));
+	if (tring_data()) {
+		assert_int_equal(tep_srd(&f.a)->ring->slots, TRING_SLOTS);
+		twarm(&f);
+		/* each side announced its own ring size to the other */
+		assert_int_equal(tring_peer(&f.a)->slots, TRING_SLOTS);
+		assert_int_equal(tring_peer(&f.a)->rslots, TRING_SLOTS);
+		assert_int_equal(tring_peer(&f.b)->rslots, TRING_SLOTS);
+	}
 	tfab_close(&f);
+}
+
+/* FI_SRD_RING_SLOTS: a power of two in 2..4096, else the default with a
+ * warning (read at each endpoint open). */
+static void test_ring_slots_setting(void **state)
+{
+	static const struct {
+		const char *v;
+		uint32_t want;
+	} cases[] = {
+		{ "2", 2 }, { "8", 8 }, { "4096", 4096 },
+		{ "0", SRD_RING_SLOTS_DEFAULT }, { "1", SRD_RING_SLOTS_DEFAULT },
+		{ "48", SRD_RING_SLOTS_DEFAULT },
+		{ "8192", SRD_RING_SLOTS_DEFAULT },
+		{ "-4", SRD_RING_SLOTS_DEFAULT },
+	};
+	const char *saved = getenv("FI_SRD_RING_SLOTS");
+	char *keep = saved ? strdup(saved) : NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv("FI_SRD_RING_SLOTS", cases[i].v, 1);
+		assert_int_equal(srd_ring_slots_setting(), cases[i].want);
+	}
+	unsetenv("FI_SRD_RING_SLOTS");
+	assert_int_equal(srd_ring_slots_setting(), SRD_RING_SLOTS_DEFAULT);
+	if (keep)
+		setenv("FI_SRD_RING_SLOTS", keep, 1);
+	free(keep);
 }
 
 /* FI_SRD_POLL_MODE=completion (set here through the parsed settings)
@@ -165,7 +211,7 @@ static void twait_credits(struct tfab *f, struct tep *e)
 
 	for (i = 0; i < 1000000 && (rp->credit_inflight ||
 				    rp->head - rp->returned >=
-				    SRD_RING_SLOTS / 2); i++)
+				    TRING_SLOTS / 2); i++)
 		tfab_poll(f);
 	assert_false(rp->credit_inflight);
 }
@@ -303,10 +349,10 @@ static void test_slot_payload(void **state)
  * ring keeps being used. */
 static void test_credits_stream(void **state)
 {
-	size_t sizes[8 * SRD_RING_SLOTS];
+	size_t sizes[8 * TRING_SLOTS];
 	struct tfab f;
 	uint64_t ring;
-	int i, n = 8 * SRD_RING_SLOTS;
+	int i, n = 8 * TRING_SLOTS;
 
 	(void)state;
 	topen(&f);
@@ -326,8 +372,8 @@ static void test_credits_stream(void **state)
  * rest go by send/recv and still arrive in order after the ring ones. */
 static void test_credits_exhausted(void **state)
 {
-	int i, n = 3 * SRD_RING_SLOTS;
-	uint8_t out[3 * SRD_RING_SLOTS][16], in[3 * SRD_RING_SLOTS][16];
+	int i, n = 3 * TRING_SLOTS;
+	uint8_t out[3 * TRING_SLOTS][16], in[3 * TRING_SLOTS][16];
 	struct tfab f;
 
 	(void)state;
@@ -342,9 +388,9 @@ static void test_credits_exhausted(void **state)
 		assert_int_equal(fi_tsend(f.a.ep, out[i], 16, NULL, f.a.peer, 9,
 					  out[i]), 0);
 	if (tring_data()) {
-		assert_int_equal(tstats(&f.a)->tx_ring, SRD_RING_SLOTS);
+		assert_int_equal(tstats(&f.a)->tx_ring, TRING_SLOTS);
 		assert_int_equal(tstats(&f.a)->tx_no_credit,
-				 n - SRD_RING_SLOTS);
+				 n - TRING_SLOTS);
 	}
 	tfab_wait(&f, &f.b, n);
 	tfab_wait(&f, &f.a, n);
@@ -358,17 +404,17 @@ static void test_credits_exhausted(void **state)
 	/* The credits did come back: the ring is used again. */
 	if (tring_data()) {
 		uint64_t before = tstats(&f.a)->tx_ring;
-		size_t sizes[SRD_RING_SLOTS / 2];
+		size_t sizes[TRING_SLOTS / 2];
 
-		for (i = 0; i < SRD_RING_SLOTS / 2; i++)
+		for (i = 0; i < TRING_SLOTS / 2; i++)
 			sizes[i] = 32;
 		while (f.a.n)
 			tfab_take(&f.a);
 		twait_credits(&f, &f.b);
-		assert_int_equal(tsizes(&f, sizes, SRD_RING_SLOTS / 2, false,
-					false), SRD_RING_SLOTS / 2);
+		assert_int_equal(tsizes(&f, sizes, TRING_SLOTS / 2, false,
+					false), TRING_SLOTS / 2);
 		assert_int_equal(tstats(&f.a)->tx_ring - before,
-				 SRD_RING_SLOTS / 2);
+				 TRING_SLOTS / 2);
 	}
 	tfab_close(&f);
 }
@@ -392,7 +438,8 @@ static void test_sas_interleaved(void **state)
 	/* 5 of each 8 fit a slot: each went by ring or, out of credits,
 	 * by send/recv. */
 	if (tring_data()) {
-		assert_true(tstats(&f.a)->tx_ring >= SRD_RING_SLOTS);
+		assert_true(tstats(&f.a)->tx_ring >=
+			    (TRING_SLOTS < 2 * 40 ? TRING_SLOTS : 2 * 40));
 		assert_int_equal(tstats(&f.a)->tx_ring +
 				 tstats(&f.a)->tx_no_credit, 2 * 40);
 	}
@@ -408,7 +455,7 @@ static void test_pingpong_piggyback(void **state)
 
 	(void)state;
 	topen(&f);
-	for (i = 0; i < 4 * SRD_RING_SLOTS; i++) {
+	for (i = 0; i < 4 * TRING_SLOTS; i++) {
 		struct tep *from = i % 2 ? &f.b : &f.a;
 		struct tep *to = i % 2 ? &f.a : &f.b;
 
@@ -425,9 +472,9 @@ static void test_pingpong_piggyback(void **state)
 	if (tring_data()) {
 		/* Every message went by ring, and replies carried the
 		 * credits: no separate credit write was needed. */
-		assert_int_equal(tstats(&f.a)->tx_ring, 2 * SRD_RING_SLOTS);
+		assert_int_equal(tstats(&f.a)->tx_ring, 2 * TRING_SLOTS);
 		/* b's reply in twarm went by ring too */
-		assert_int_equal(tstats(&f.b)->tx_ring, 2 * SRD_RING_SLOTS + 1);
+		assert_int_equal(tstats(&f.b)->tx_ring, 2 * TRING_SLOTS + 1);
 		assert_int_equal(tstats(&f.a)->credit_writes, 0);
 		assert_int_equal(tstats(&f.b)->credit_writes, 0);
 	}
@@ -438,7 +485,7 @@ static void test_pingpong_piggyback(void **state)
 
 static uint8_t *tslot(struct srd_ring_peer *rp, uint32_t ahead)
 {
-	return rp->base + (size_t)((rp->head + ahead) & (SRD_RING_SLOTS - 1)) *
+	return rp->base + (size_t)((rp->head + ahead) & (TRING_SLOTS - 1)) *
 			  SRD_RING_SLOT_SIZE;
 }
 
@@ -504,7 +551,7 @@ static void test_forged_slots(void **state)
 	/* Wrong sequence number: not a message at all. */
 	head = rp->head;
 	memset(pkt, 0xa5, sizeof(pkt));
-	tforge(rp, pkt, 100, 100, rp->head + 1 + SRD_RING_SLOTS);
+	tforge(rp, pkt, 100, 100, rp->head + 1 + TRING_SLOTS);
 	tpoll_n(&f, 50);
 	assert_int_equal(rp->head, head);
 	bad = tstats(&f.b)->rx_bad;
@@ -554,7 +601,7 @@ static void test_forged_slots(void **state)
 		memset(pkt, 0x3c, sizeof(pkt));
 		tforge(rp, pkt, 200, 200, rp->head + 1);
 		tflag(tslot(rp, 0) + SRD_RING_LINE + SRD_RING_LINE_DATA, 200,
-		      rp->head + 1 - SRD_RING_SLOTS);
+		      rp->head + 1 - TRING_SLOTS);
 		tpoll_n(&f, 50);
 		assert_int_equal(rp->head, head);
 		/* The second line disagrees on the length. */
@@ -587,6 +634,7 @@ int main(void)
 	const struct CMUnitTest data_tests[] = {
 		cmocka_unit_test(test_poll_mode),
 		cmocka_unit_test(test_poll_mode_completion_forced),
+		cmocka_unit_test(test_ring_slots_setting),
 		cmocka_unit_test(test_slot_payload),
 		cmocka_unit_test(test_sizes_msg),
 		cmocka_unit_test(test_sizes_tagged),
@@ -609,6 +657,12 @@ int main(void)
 
 	setenv("FI_SRD_SOFT_IN_ORDER", TRING_ORDER, 1);
 	setenv("FI_SRD_POLL_MODE", "data", 1);
+	if (TRING_SLOTS != SRD_RING_SLOTS_DEFAULT) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "%d", TRING_SLOTS);
+		setenv("FI_SRD_RING_SLOTS", v, 1);
+	}
 	if (tring_data())
 		return cmocka_run_group_tests(data_tests, NULL, NULL);
 	return cmocka_run_group_tests(none_tests, NULL, NULL);
