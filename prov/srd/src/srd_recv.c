@@ -20,7 +20,17 @@
  * receive takes them. A pool of buffers as large as the largest MEDIUM
  * message this endpoint expects (below RDMA read's or CTS's threshold)
  * keeps malloc off that path; larger ones (a peer with a higher threshold)
- * and those past the pool's limit still come from the heap. */
+ * and those past the pool's limit still come from the heap.
+ *
+ * Why not refuse past the pool: the sender completed the send once the
+ * device delivered its segments, so a dropped message is lost, and there
+ * is no receiver-to-sender refusal in the protocol. Holding the packet
+ * (its receive buffer not re-posted, so the device answers RNR and the
+ * sender backs off) would stall every peer behind one, and needs a queue
+ * of held packets replayed in order when a receive frees a buffer. An
+ * application that needs unexpected memory bounded sets
+ * FI_SRD_CTS_THRESHOLD to the eager size: then every larger message goes
+ * by CTS, whose unexpected form holds only its first packet. */
 static int srd_ux_pool_init(struct srd_ep *ep)
 {
 	size_t size = ep->cts_threshold;

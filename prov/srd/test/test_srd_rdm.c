@@ -379,6 +379,152 @@ static void test_multi_recv(void **state)
 	tfab_close(&f);
 }
 
+/* Messages unexpected at b before its multi-recv buffer is posted: the
+ * buffer takes them at post time, in order, data checked. */
+static void test_multi_recv_unexpected(void **state)
+{
+	struct tfab f;
+	size_t lens[3] = { 40, 300, 7 }, total = 40 + 300 + 7;
+	uint8_t *buf, src[300];
+	struct iovec iov;
+	struct fi_msg m = { .msg_iov = &iov, .iov_count = 1,
+			    .addr = FI_ADDR_UNSPEC };
+	size_t min = 1, off = 0;
+	int ctx, sctx[3], i;
+	struct tent t;
+
+	tfab_open(&f, FI_MSG | FI_MULTI_RECV, true);
+	buf = calloc(1, total);
+	for (i = 0; i < 3; i++) {
+		tfab_fill(src, lens[i], (unsigned int)i + 60);
+		tfab_send(&f, src, lens[i], 0, false, &sctx[i]);
+		check_send(&f, &sctx[i]);
+	}
+	/* all three wait unexpected at b */
+	for (i = 0; i < 20000; i++)
+		tfab_poll(&f);
+	assert_int_equal(f.b.n, 0);
+	iov.iov_base = buf;
+	iov.iov_len = total;
+	m.context = &ctx;
+	assert_int_equal(fi_setopt(&f.b.ep->fid, FI_OPT_ENDPOINT,
+				   FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
+			 0);
+	assert_int_equal(fi_recvmsg(f.b.ep, &m, FI_MULTI_RECV), 0);
+	for (i = 0; i < 3; i++) {
+		tfab_wait(&f, &f.b, 1);
+		t = tfab_take(&f.b);
+		assert_int_equal(t.err, 0);
+		assert_int_equal(t.e.len, lens[i]);
+		assert_ptr_equal(t.e.buf, buf + off);
+		tfab_check(buf + off, lens[i], (unsigned int)i + 60);
+		off += lens[i];
+	}
+	free(buf);
+	tfab_close(&f);
+}
+
+/* The remaining send and receive calls: fi_sendmsg, fi_injectdata,
+ * fi_tsendv/fi_trecvv, fi_tsendmsg with CQ data, fi_tinject,
+ * fi_tsenddata; a claimed message with CQ data discarded. */
+static void test_api_variants(void **state)
+{
+	struct tfab f;
+	uint8_t s1[50], s2[70], r1[60], r2[60], small[64];
+	struct iovec siov[2] = { { s1, sizeof(s1) }, { s2, sizeof(s2) } };
+	struct iovec riov[2] = { { r1, sizeof(r1) }, { r2, sizeof(r2) } };
+	struct fi_msg m = { .msg_iov = siov, .iov_count = 2 };
+	struct fi_msg_tagged tm = { .msg_iov = siov, .iov_count = 1,
+				    .tag = 6, .data = 0xabc };
+	struct fi_context cctx;
+	int ctx, rctx;
+	struct tent t;
+
+	tfab_open(&f, 0, true);
+	tfab_fill(s1, sizeof(s1), 1);
+	tfab_fill(s2, sizeof(s2), 2);
+	m.addr = f.a.peer;
+	m.context = &ctx;
+	tm.addr = f.a.peer;
+	tm.context = &ctx;
+
+	/* fi_sendmsg, two iovs, into fi_trecvv's sibling fi_recvv */
+	assert_int_equal(fi_recvv(f.b.ep, riov, NULL, 2, FI_ADDR_UNSPEC,
+				  &rctx), 0);
+	assert_int_equal(fi_sendmsg(f.a.ep, &m, FI_COMPLETION), 0);
+	check_recv(&f, &rctx, sizeof(s1) + sizeof(s2), 0, false);
+	check_send(&f, &ctx);
+	assert_memory_equal(r1, s1, sizeof(s1));
+	assert_memory_equal(r1 + sizeof(s1), s2, sizeof(r1) - sizeof(s1));
+	assert_memory_equal(r2, s2 + sizeof(r1) - sizeof(s1),
+			    sizeof(s2) - (sizeof(r1) - sizeof(s1)));
+
+	/* fi_injectdata: data and CQ data, no sender completion */
+	assert_int_equal(fi_recv(f.b.ep, small, sizeof(small), NULL,
+				 FI_ADDR_UNSPEC, &rctx), 0);
+	assert_int_equal(fi_injectdata(f.a.ep, s1, 16, 0x55, f.a.peer), 0);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_true(t.e.flags & FI_REMOTE_CQ_DATA);
+	assert_int_equal(t.e.data, 0x55);
+	assert_memory_equal(small, s1, 16);
+
+	/* fi_tsendv / fi_trecvv */
+	memset(r1, 0, sizeof(r1));
+	memset(r2, 0, sizeof(r2));
+	assert_int_equal(fi_trecvv(f.b.ep, riov, NULL, 2, FI_ADDR_UNSPEC, 5,
+				   0, &rctx), 0);
+	assert_int_equal(fi_tsendv(f.a.ep, siov, NULL, 2, f.a.peer, 5, &ctx),
+			 0);
+	check_recv(&f, &rctx, sizeof(s1) + sizeof(s2), 5, true);
+	check_send(&f, &ctx);
+	assert_memory_equal(r1, s1, sizeof(s1));
+
+	/* fi_tsendmsg with CQ data */
+	assert_int_equal(fi_trecv(f.b.ep, small, sizeof(small), NULL,
+				  FI_ADDR_UNSPEC, 6, 0, &rctx), 0);
+	assert_int_equal(fi_tsendmsg(f.a.ep, &tm,
+				     FI_COMPLETION | FI_REMOTE_CQ_DATA), 0);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_int_equal(t.err, 0);
+	assert_int_equal(t.e.tag, 6);
+	assert_int_equal(t.e.data, 0xabc);
+	assert_memory_equal(small, s1, sizeof(s1));
+	check_send(&f, &ctx);
+
+	/* fi_tinject */
+	assert_int_equal(fi_trecv(f.b.ep, small, sizeof(small), NULL,
+				  FI_ADDR_UNSPEC, 7, 0, &rctx), 0);
+	assert_int_equal(fi_tinject(f.a.ep, s2, 33, f.a.peer, 7), 0);
+	tfab_wait(&f, &f.b, 1);
+	assert_int_equal(tfab_take(&f.b).e.len, 33);
+	assert_memory_equal(small, s2, 33);
+
+	/* fi_tsenddata, unexpected, peeked and claimed, then discarded:
+	 * the claim's completion still carries the CQ data */
+	assert_int_equal(fi_tsenddata(f.a.ep, s1, 20, NULL, 0x77, f.a.peer,
+				      8, &ctx), 0);
+	check_send(&f, &ctx);
+	do {
+		assert_int_equal(trecvmsg(&f, NULL, 0, 8, &cctx,
+					  FI_PEEK | FI_CLAIM), 0);
+		tfab_wait(&f, &f.b, 1);
+		t = tfab_take(&f.b);
+	} while (t.err == FI_ENOMSG);
+	assert_int_equal(t.err, 0);
+	assert_int_equal(t.e.data, 0x77);
+	assert_int_equal(trecvmsg(&f, NULL, 0, 8, &cctx,
+				  FI_CLAIM | FI_DISCARD), 0);
+	tfab_wait(&f, &f.b, 1);
+	t = tfab_take(&f.b);
+	assert_int_equal(t.err, 0);
+	assert_int_equal(t.e.tag, 8);
+	assert_int_equal(t.e.data, 0x77);
+	assert_true(t.e.flags & FI_REMOTE_CQ_DATA);
+	tfab_close(&f);
+}
+
 static void test_cq_data_inject_iov(void **state)
 {
 	struct tfab f;
@@ -521,6 +667,8 @@ int main(void)
 		cmocka_unit_test(test_peek_claim_discard),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_multi_recv),
+		cmocka_unit_test(test_multi_recv_unexpected),
+		cmocka_unit_test(test_api_variants),
 		cmocka_unit_test(test_cq_data_inject_iov),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_peer_gone),

@@ -214,12 +214,38 @@ static void test_rnr(void **state)
 	trma_close(&t);
 }
 
+/* fi_av_straddr prints the same srd:// form the error texts use, so a
+ * user can match a failing peer against the addresses it inserted. */
+static void test_av_straddr(void **state)
+{
+	struct tfab f;
+	char peer[128], buf[128], small[12];
+	size_t len = sizeof(buf);
+	const char *s;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	name_str(f.b.name, f.b.namelen, peer, sizeof(peer));
+	s = fi_av_straddr(f.a.av, f.b.name, buf, &len);
+	assert_ptr_equal(s, buf);
+	assert_string_equal(buf, peer);
+	assert_int_equal(len, strlen(peer) + 1);
+	/* a short buffer: cut, terminated, and the size it needs */
+	len = sizeof(small);
+	fi_av_straddr(f.a.av, f.b.name, small, &len);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_memory_equal(small, peer, sizeof(small) - 1);
+	assert_int_equal(len, strlen(peer) + 1);
+	tfab_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closed_peer),
 		cmocka_unit_test(test_unknown_peer),
 		cmocka_unit_test(test_rnr),
+		cmocka_unit_test(test_av_straddr),
 	};
 
 	setenv("FI_SRD_LONG_PROBE_MS", "0", 1);

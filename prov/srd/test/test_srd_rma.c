@@ -421,6 +421,162 @@ static void test_opt_logic(void **state)
 #define HW(f) cmocka_unit_test_setup_teardown(f, setup_hw, teardown)
 #define EMU(f) cmocka_unit_test_setup_teardown(f, setup_emu, teardown)
 
+/* fi_writemsg (two local iovs, CQ data) and fi_readmsg (two iovs back),
+ * fi_inject_writedata: data and completions checked. */
+static void test_msg_calls(void **state)
+{
+	struct trma *t = T(state);
+	uint8_t a1[700], a2[1300], b1[1000], b2[1000], want[2000];
+	struct iovec wiov[2] = { { a1, sizeof(a1) }, { a2, sizeof(a2) } };
+	struct iovec riov[2] = { { b1, sizeof(b1) }, { b2, sizeof(b2) } };
+	struct fi_rma_iov rv = { .addr = t->base + 1000, .len = 2000,
+				 .key = t->key };
+	struct fi_msg_rma m = { .msg_iov = wiov, .iov_count = 2,
+				.addr = t->f.a.peer, .rma_iov = &rv,
+				.rma_iov_count = 1, .data = 0x1234 };
+	uint8_t inj[40];
+	struct tent e;
+	int wctx, rctx;
+	long i;
+
+	tfab_fill(a1, sizeof(a1), 21);
+	tfab_fill(a2, sizeof(a2), 22);
+	memcpy(want, a1, sizeof(a1));
+	memcpy(want + sizeof(a1), a2, sizeof(a2));
+	m.context = &wctx;
+	assert_int_equal(fi_writemsg(t->f.a.ep, &m,
+				     FI_COMPLETION | FI_REMOTE_CQ_DATA), 0);
+	trma_wait_b(t, 1);
+	e = tfab_take(&t->f.b);
+	assert_int_equal(e.err, 0);
+	assert_int_equal(e.e.data, 0x1234);
+	expect_ok(t, &wctx, FI_RMA | FI_WRITE);
+	assert_memory_equal(t->region + 1000, want, sizeof(want));
+
+	memset(b1, 0, sizeof(b1));
+	memset(b2, 0, sizeof(b2));
+	m.msg_iov = riov;
+	m.context = &rctx;
+	m.data = 0;
+	assert_int_equal(fi_readmsg(t->f.a.ep, &m, FI_COMPLETION), 0);
+	expect_ok(t, &rctx, FI_RMA | FI_READ);
+	assert_memory_equal(b1, want, sizeof(b1));
+	assert_memory_equal(b2, want + sizeof(b1), sizeof(b2));
+
+	tfab_fill(inj, sizeof(inj), 23);
+	assert_int_equal(fi_inject_writedata(t->f.a.ep, inj, sizeof(inj), 77,
+					     t->f.a.peer, t->base + 5000,
+					     t->key), 0);
+	trma_wait_b(t, 1);
+	e = tfab_take(&t->f.b);
+	assert_int_equal(e.err, 0);
+	assert_int_equal(e.e.data, 77);
+	for (i = 0; i < 4000000 &&
+	     memcmp(t->region + 5000, inj, sizeof(inj)); i++)
+		tfab_poll(&t->f);
+	assert_memory_equal(t->region + 5000, inj, sizeof(inj));
+}
+
+/* Malformed requests fail at once with -FI_EINVAL, nothing sent. */
+static void test_bad_args(void **state)
+{
+	struct trma *t = T(state);
+	uint8_t buf[64] = { 0 };
+	struct iovec iov[SRD_IOV_MAX + 1];
+	struct fi_rma_iov rv[2] = {
+		{ .addr = t->base, .len = 64, .key = t->key },
+		{ .addr = t->base + 64, .len = 64, .key = t->key },
+	};
+	struct fi_msg_rma m = { .msg_iov = iov, .iov_count = 1,
+				.addr = t->f.a.peer, .rma_iov = rv,
+				.rma_iov_count = 2 };
+	size_t i;
+
+	for (i = 0; i < WEFT_ARRAY_SIZE(iov); i++) {
+		iov[i].iov_base = buf;
+		iov[i].iov_len = 1;
+	}
+	/* two remote iovs, none, too many local ones */
+	assert_int_equal(fi_writemsg(t->f.a.ep, &m, 0), -FI_EINVAL);
+	m.rma_iov_count = 0;
+	assert_int_equal(fi_readmsg(t->f.a.ep, &m, 0), -FI_EINVAL);
+	m.rma_iov_count = 1;
+	m.iov_count = SRD_IOV_MAX + 1;
+	assert_int_equal(fi_writemsg(t->f.a.ep, &m, 0), -FI_EINVAL);
+	/* more bytes than the remote buffer */
+	m.iov_count = 1;
+	iov[0].iov_len = 65;
+	assert_int_equal(fi_writemsg(t->f.a.ep, &m, 0), -FI_EINVAL);
+	/* an inject larger than inject_size */
+	assert_int_equal(fi_inject_write(t->f.a.ep, t->region,
+					 t->f.info->tx_attr->inject_size + 1,
+					 t->f.a.peer, t->base, t->key),
+			 -FI_EINVAL);
+}
+
+/* n completions at a, each of one of ctx[0..n) exactly once (SRD does
+ * not order them), all without error. */
+static void expect_all(struct trma *t, int *ctx, int n, uint64_t flags)
+{
+	char seen[256] = { 0 };
+	struct tent e;
+	long idx;
+	int i;
+
+	assert_true(n <= (int)sizeof(seen));
+	for (i = 0; i < n; i++) {
+		e = trma_wait_a(t, only_a(t));
+		assert_int_equal(e.err, 0);
+		assert_true((e.e.flags & flags) == flags);
+		idx = (int *)e.e.op_context - ctx;
+		assert_true(idx >= 0 && idx < n);
+		assert_int_equal(seen[idx]++, 0);
+	}
+}
+
+/* Many operations at once, more than the send queue holds: the rest wait
+ * on the pending queue, and every byte lands. */
+static void test_many_in_flight(void **state)
+{
+	struct trma *t = T(state);
+	enum { N = 256, PIECE = TRMA_REGION / N };
+	uint8_t *src = malloc(TRMA_REGION), *back = calloc(1, TRMA_REGION);
+	int ctx[N], i;
+	ssize_t ret;
+
+	assert_non_null(src);
+	assert_non_null(back);
+	tfab_fill(src, TRMA_REGION, 31);
+	for (i = 0; i < N; i++) {
+		do {
+			ret = fi_write(t->f.a.ep, src + (size_t)i * PIECE,
+				       PIECE, NULL, t->f.a.peer,
+				       t->base + (uint64_t)i * PIECE, t->key,
+				       &ctx[i]);
+			if (ret == -FI_EAGAIN)
+				tfab_poll(&t->f);
+		} while (ret == -FI_EAGAIN);
+		assert_int_equal(ret, 0);
+	}
+	expect_all(t, ctx, N, FI_RMA | FI_WRITE);
+	assert_memory_equal(t->region, src, TRMA_REGION);
+	for (i = 0; i < N; i++) {
+		do {
+			ret = fi_read(t->f.a.ep, back + (size_t)i * PIECE,
+				      PIECE, NULL, t->f.a.peer,
+				      t->base + (uint64_t)i * PIECE, t->key,
+				      &ctx[i]);
+			if (ret == -FI_EAGAIN)
+				tfab_poll(&t->f);
+		} while (ret == -FI_EAGAIN);
+		assert_int_equal(ret, 0);
+	}
+	expect_all(t, ctx, N, FI_RMA | FI_READ);
+	assert_memory_equal(back, src, TRMA_REGION);
+	free(src);
+	free(back);
+}
+
 int main(void)
 {
 	/* One group (one TAP plan); each case opens its own endpoints, the
@@ -437,6 +593,9 @@ int main(void)
 		HW(test_inject),
 		HW(test_mr_key_is_rkey),
 		HW(test_inorder_opts),
+		HW(test_msg_calls),
+		HW(test_bad_args),
+		HW(test_many_in_flight),
 		EMU(test_write_sizes),
 		EMU(test_read_sizes),
 		EMU(test_iov),
@@ -446,6 +605,9 @@ int main(void)
 		EMU(test_writedata),
 		EMU(test_inject),
 		EMU(test_mr_key_is_rkey),
+		EMU(test_msg_calls),
+		EMU(test_bad_args),
+		EMU(test_many_in_flight),
 	};
 
 	tfab_env();
