@@ -40,6 +40,8 @@
  * more than the extra CTS/PUSHED exchange costs (measured, see
  * man/fi_shm.7.md). */
 #define SHM_DEF_SPLIT_SIZE ((size_t)128 * 1024)
+/* A split copy's receiver part is split_share / SHM_SPLIT_ONE of it. */
+#define SHM_SPLIT_ONE      (1u << 16)
 /* Cells handled per progress call before completions are looked at. */
 #define SHM_PROGRESS_BATCH 64
 
@@ -86,6 +88,8 @@ struct shm_conn {
 	struct shm_peer *peer;		/* its region mapped, opened lazily */
 	fi_addr_t fi_addr;		/* reverse AV lookup, cached */
 	size_t inflight;		/* our ops waiting on it */
+	uint32_t split_share;		/* our part of a split copy from it,
+					 * in 1/SHM_SPLIT_ONE of the message */
 	bool dead;
 };
 
@@ -164,6 +168,9 @@ struct shm_pull {
 	bool split;
 	int split_err;			/* of our own part */
 	uint64_t split_id;		/* rx_id of our CTS */
+	uint64_t split_t0, split_t1;	/* our part's copy: start, end (ns) */
+	uint64_t split_mine;		/* our part's bytes */
+	uint64_t split_want;		/* both parts' bytes */
 	struct shm_bounce_rx brx;
 	struct shm_rx_dest dest;
 	uint64_t cookie;
@@ -202,6 +209,7 @@ struct shm_ack_pending {
 	struct shm_ack_pending *next;
 	struct shm_conn *conn;
 	uint64_t cookie;
+	uint64_t tag, data;
 	uint32_t status;
 	uint16_t op;			/* ACK or PUSHED */
 };
@@ -278,6 +286,9 @@ void shm_conn_close_all(struct shm_ep *ep);
  * found dead (checked only every so many refusals). */
 ssize_t shm_conn_full(struct shm_ep *ep, struct shm_conn *conn);
 uint64_t shm_now_ns(void);
+/* CLOCK_MONOTONIC, fine grained (vDSO): one clock for every process of
+ * the host, so another process's timestamps compare with ours. */
+uint64_t shm_clock_ns(void);
 
 /* shm_tx.c: initiator operations awaiting an ACK. */
 int shm_tx_init(struct shm_ep *ep, size_t size);
@@ -341,6 +352,10 @@ void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
 /* The same for any bodiless reply (ACK, PUSHED). */
 void shm_reply_send(struct shm_ep *ep, struct shm_conn *conn, uint16_t op,
 		    uint64_t cookie, int status);
+/* ... with tag and data as given (instead of 0). */
+void shm_reply_send_data(struct shm_ep *ep, struct shm_conn *conn,
+			 uint16_t op, uint64_t cookie, int status,
+			 uint64_t tag, uint64_t data);
 struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct shm_rx_dest *dest,
 			      const struct shm_msg_info *m);
 void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err);

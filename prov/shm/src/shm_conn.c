@@ -27,6 +27,14 @@ uint64_t shm_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t shm_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static struct shm_conn *shm_conn_get(struct shm_ep *ep, const char *name)
 {
 	struct shm_conn *conn;
@@ -39,6 +47,7 @@ static struct shm_conn *shm_conn_get(struct shm_ep *ep, const char *name)
 		return NULL;
 	snprintf(conn->name, sizeof(conn->name), "%s", name);
 	conn->fi_addr = FI_ADDR_NOTAVAIL;
+	conn->split_share = SHM_SPLIT_ONE / 2;
 	HASH_ADD_STR(ep->conns, name, conn);
 	return conn;
 }

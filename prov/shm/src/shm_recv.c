@@ -60,25 +60,33 @@ void shm_rx_fini(struct shm_ep *ep)
 }
 
 static void shm_reply_fill(struct shm_cell *cell, uint16_t op,
-			   uint64_t cookie, int status)
+			   uint64_t cookie, int status, uint64_t tag,
+			   uint64_t data)
 {
 	cell->hdr.op = op;
 	cell->hdr.flags = SHM_F_VER;
 	cell->hdr.len = 0;
 	cell->hdr.proto = (uint32_t)status;
-	cell->hdr.tag = 0;
-	cell->hdr.data = 0;
+	cell->hdr.tag = tag;
+	cell->hdr.data = data;
 	cell->hdr.cookie = cookie;
 }
 
 void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
 		  int status)
 {
-	shm_reply_send(ep, conn, SHM_OP_ACK, cookie, status);
+	shm_reply_send_data(ep, conn, SHM_OP_ACK, cookie, status, 0, 0);
 }
 
 void shm_reply_send(struct shm_ep *ep, struct shm_conn *conn, uint16_t op,
 		    uint64_t cookie, int status)
+{
+	shm_reply_send_data(ep, conn, op, cookie, status, 0, 0);
+}
+
+void shm_reply_send_data(struct shm_ep *ep, struct shm_conn *conn,
+			 uint16_t op, uint64_t cookie, int status,
+			 uint64_t tag, uint64_t data)
 {
 	struct shm_ack_pending *p;
 	struct shm_cell *cell;
@@ -88,7 +96,7 @@ void shm_reply_send(struct shm_ep *ep, struct shm_conn *conn, uint16_t op,
 	if (!ep->acks) {
 		cell = shm_peer_reserve(conn->peer);
 		if (WEFT_LIKELY(cell)) {
-			shm_reply_fill(cell, op, cookie, status);
+			shm_reply_fill(cell, op, cookie, status, tag, data);
 			shm_queue_commit(cell);
 			return;
 		}
@@ -102,6 +110,8 @@ void shm_reply_send(struct shm_ep *ep, struct shm_conn *conn, uint16_t op,
 	p->conn = conn;
 	p->cookie = cookie;
 	p->status = (uint32_t)status;
+	p->tag = tag;
+	p->data = data;
 	p->op = op;
 	LL_APPEND(ep->acks, p);
 }
@@ -120,7 +130,7 @@ void shm_ack_flush(struct shm_ep *ep)
 					return;
 			} else {
 				shm_reply_fill(cell, p->op, p->cookie,
-					       (int)p->status);
+					       (int)p->status, p->tag, p->data);
 				shm_queue_commit(cell);
 			}
 		}
@@ -158,27 +168,37 @@ int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r)
 	return 0;
 }
 
-static void shm_rx_complete(struct shm_ep *ep, const struct shm_rx_dest *dest,
-			    const struct shm_msg_info *m, int err)
+/* The completion of message m into a buffer of cap bytes at buf. */
+static inline void shm_rx_complete_buf(struct shm_ep *ep, void *context,
+				       uint64_t comp_flags, void *buf,
+				       size_t cap, bool want_comp,
+				       const struct shm_msg_info *m, int err)
 {
-	size_t len = m->size < dest->cap ? m->size : dest->cap;
-	uint64_t flags = dest->comp_flags |
+	size_t len = m->size < cap ? m->size : cap;
+	uint64_t flags = comp_flags |
 			 ((m->cflags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0);
-	void *buf = dest->iov_cnt ? dest->iov[0].iov_base : NULL;
 
-	if (!err && m->size > dest->cap)
+	if (!err && m->size > cap)
 		err = FI_ETRUNC;
-	if (err) {
-		util_ep_rx_err(&ep->util, dest->context, flags, err, 0, buf,
-			       len, err == FI_ETRUNC ? m->size - dest->cap : 0,
-			       m->data, m->tag, m->src);
+	if (WEFT_UNLIKELY(err)) {
+		util_ep_rx_err(&ep->util, context, flags, err, 0, buf, len,
+			       err == FI_ETRUNC ? m->size - cap : 0, m->data,
+			       m->tag, m->src);
 		util_ep_cntr_inc_err(&ep->util, UTIL_CNTR_RECV);
 		return;
 	}
-	if (dest->want_comp)
-		util_ep_rx_comp(&ep->util, dest->context, flags, len, buf,
-				m->data, m->tag, m->src);
+	if (want_comp)
+		util_ep_rx_comp(&ep->util, context, flags, len, buf, m->data,
+				m->tag, m->src);
 	util_ep_cntr_inc(&ep->util, UTIL_CNTR_RECV);
+}
+
+static void shm_rx_complete(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			    const struct shm_msg_info *m, int err)
+{
+	shm_rx_complete_buf(ep, dest->context, dest->comp_flags,
+			    dest->iov_cnt ? dest->iov[0].iov_base : NULL,
+			    dest->cap, dest->want_comp, m, err);
 }
 
 /* A pull entry for message m into dest (not on ep->pulls yet). */
@@ -336,6 +356,23 @@ void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m)
 	m->payload = ux->payload;
 }
 
+/* The common case: an inline message into a posted one-buffer receive,
+ * straight from the cell (no shm_rx_dest to fill, no iov walk). */
+static void shm_rx_deliver_inline1(struct shm_ep *ep, struct shm_rx_entry *rx,
+				   const struct shm_msg_info *m)
+{
+	size_t cap = rx->iov[0].iov_len;
+	size_t len = m->size < cap ? m->size : cap;
+
+	if (len)
+		memcpy(rx->iov[0].iov_base, m->payload, len);
+	shm_rx_complete_buf(ep, rx->util.context, rx->comp_flags,
+			    rx->iov[0].iov_base, cap,
+			    util_ep_rx_wants_comp(&ep->util, rx->util.flags),
+			    m, 0);
+	util_pool_put(&ep->rx_pool, rx);
+}
+
 /* Deliver to a receive that was posted before the message arrived. */
 static int shm_rx_deliver_posted(struct shm_ep *ep, struct util_match_queue *q,
 				 struct util_rx_entry *urx,
@@ -346,6 +383,11 @@ static int shm_rx_deliver_posted(struct shm_ep *ep, struct util_match_queue *q,
 	bool done = true;
 	int ret;
 
+	if (WEFT_LIKELY(m->op == SHM_OP_SEND && rx->iov_cnt == 1 &&
+			!(urx->flags & FI_MULTI_RECV))) {
+		shm_rx_deliver_inline1(ep, rx, m);
+		return 0;
+	}
 	if (urx->flags & FI_MULTI_RECV)
 		shm_rx_dest_from_mrecv(ep, q, rx, m->size, &dest, &done);
 	else

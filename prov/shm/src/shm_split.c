@@ -9,6 +9,13 @@
  * PUSHED; the receiver completes and ACKs when both parts are in, so the
  * sender's buffer is released only after the receiver's reads are done.
  *
+ * The two parts are not halves: the cores need not copy at the same
+ * speed (one may share its physical core with other work; the sender
+ * starts a CTS later), and the slower part sets the message's time. So
+ * the sender's PUSHED says when its copy started and ended, and the
+ * receiver sizes its next part from this peer so that both would have
+ * ended together (shm_split_learn).
+ *
  * Faults: a dead sender leaves the receive waiting for PUSHED; the pull
  * list's periodic liveness check fails it (shm_rx_progress). A dead
  * receiver is the sender's usual ACK deadline. Every CTS field is checked
@@ -23,20 +30,43 @@
 /* Parts are split on page boundaries: both copies then run over whole
  * pages of the receive buffer. */
 #define SHM_SPLIT_ALIGN 4096
+/* Each side keeps at least this share: one odd sample (a preempted copy)
+ * must not leave a part too small to be worth its syscall. */
+#define SHM_SPLIT_MIN_SHARE (SHM_SPLIT_ONE / 8)
+/* Samples further apart than this are not one copy's (the clock values
+ * come from another process): ignored. */
+#define SHM_SPLIT_SANE_NS 1000000000ull
+
+/* Our part of a split of want bytes from conn: whole pages, and at least
+ * a page left for each side (0: too small to split). */
+static size_t shm_split_ours(const struct shm_conn *conn, size_t want)
+{
+	const size_t page_mask = ~(size_t)(SHM_SPLIT_ALIGN - 1);
+	size_t part = (size_t)(((uint64_t)want * conn->split_share) /
+			       SHM_SPLIT_ONE) & page_mask;
+
+	if (want < 2 * SHM_SPLIT_ALIGN)
+		return 0;
+	if (part < SHM_SPLIT_ALIGN)
+		part = SHM_SPLIT_ALIGN;
+	if (part > want - SHM_SPLIT_ALIGN)
+		part = (want - SHM_SPLIT_ALIGN) & page_mask;
+	return part;
+}
 
 int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 		    const struct shm_msg_info *m, const struct shm_rts_local *r,
 		    size_t want)
 {
 	struct iovec theirs[SHM_IOV_LIMIT], mine[SHM_IOV_LIMIT];
-	size_t half = (want / 2) & ~(size_t)(SHM_SPLIT_ALIGN - 1);
+	size_t half = shm_split_ours(m->conn, want);
 	struct shm_cell *cell;
 	struct shm_pull *p;
 	struct shm_cts *cts;
 	size_t i, cnt;
 	ssize_t n;
 
-	if (!half || m->conn->dead)
+	if (!half || half >= want || m->conn->dead)
 		return -FI_EAGAIN;
 	p = shm_pull_new(ep, dest, m);
 	if (!p)
@@ -72,9 +102,43 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 
 	/* Our part, while the sender pushes its part. */
 	cnt = shm_iov_slice(p->dest.iov, p->dest.iov_cnt, 0, half, mine);
+	p->split_mine = half;
+	p->split_want = want;
+	p->split_t0 = shm_clock_ns();
 	n = shm_cma_read(m->conn->peer->pid, mine, cnt, r->iov, r->iov_cnt);
+	p->split_t1 = shm_clock_ns();
 	p->split_err = shm_cma_status(n, half);
 	return 0;
+}
+
+/* Our copy ran [t0, t1], the sender's [ts, te]. With c = ns per byte of
+ * each side and lag = ts - t0 (the sender starts a CTS later), both parts
+ * end together for x bytes of ours when
+ *     x * c_ours = lag + (want - x) * c_theirs.
+ * The next split from conn moves a quarter of the way there. */
+static void shm_split_learn(struct shm_conn *conn, const struct shm_pull *p,
+			    uint64_t ts, uint64_t te)
+{
+	uint64_t t0 = p->split_t0, t1 = p->split_t1;
+	uint64_t mine = p->split_mine, rest = p->split_want - p->split_mine;
+	double ours, theirs, lag, x;
+	uint32_t share;
+
+	if (p->split_err || !mine || !rest || t1 <= t0 || te <= ts ||
+	    te - ts > SHM_SPLIT_SANE_NS || t1 - t0 > SHM_SPLIT_SANE_NS ||
+	    ts + SHM_SPLIT_SANE_NS < t0 || ts > t0 + SHM_SPLIT_SANE_NS)
+		return;
+	ours = (double)(t1 - t0) / (double)mine;
+	theirs = (double)(te - ts) / (double)rest;
+	lag = ts > t0 ? (double)(ts - t0) : 0;
+	x = (lag + (double)p->split_want * theirs) / (ours + theirs);
+	x = x / (double)p->split_want * SHM_SPLIT_ONE;
+	if (x < SHM_SPLIT_MIN_SHARE)
+		x = SHM_SPLIT_MIN_SHARE;
+	else if (x > SHM_SPLIT_ONE - SHM_SPLIT_MIN_SHARE)
+		x = SHM_SPLIT_ONE - SHM_SPLIT_MIN_SHARE;
+	share = (uint32_t)x;
+	conn->split_share = (3 * conn->split_share + share) / 4;
 }
 
 void shm_split_handle_pushed(struct shm_ep *ep, struct shm_conn *conn,
@@ -87,6 +151,8 @@ void shm_split_handle_pushed(struct shm_ep *ep, struct shm_conn *conn,
 		if (!p->split || p->split_id != hdr->cookie || p->conn != conn)
 			continue;
 		err = shm_wire_status(hdr->proto);
+		if (!err)
+			shm_split_learn(conn, p, hdr->tag, hdr->data);
 		shm_pull_finish(ep, p, p->split_err ? p->split_err : err);
 		return;
 	}
@@ -128,7 +194,7 @@ void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 	const struct shm_cts *cts = (const void *)payload;
 	struct iovec theirs[SHM_IOV_LIMIT], mine[SHM_IOV_LIMIT];
 	struct shm_tx_entry *tx;
-	uint64_t rx_id, off, len;
+	uint64_t rx_id, off, len, ts = 0, te = 0;
 	int cnt, status = FI_EIO;
 	size_t lcnt;
 	ssize_t n;
@@ -152,10 +218,13 @@ void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 		goto reply;
 	}
 	lcnt = shm_iov_slice(tx->iov, tx->iov_cnt, off, len, mine);
+	ts = shm_clock_ns();
 	n = len ? shm_cma_write(conn->peer->pid, mine, lcnt, theirs,
 				(size_t)cnt) : 0;
+	te = shm_clock_ns();
 	status = shm_cma_status(n, len);
 	tx->pushed = true;
 reply:
-	shm_reply_send(ep, conn, SHM_OP_PUSHED, rx_id, status);
+	/* When our copy ran: the receiver balances the next split on it. */
+	shm_reply_send_data(ep, conn, SHM_OP_PUSHED, rx_id, status, ts, te);
 }

@@ -163,6 +163,48 @@ static void test_split_sizes(void **state)
 			 2 * (WEFT_ARRAY_SIZE(big) - 1) + 3 * 5);
 }
 
+/* The receiver's part of a split follows what it learned of the two
+ * copies' speeds: whatever the share, every byte lands where it belongs,
+ * each side keeps at least a page, and what is learned stays within
+ * [1/8, 7/8] (one process here: the sender's part runs after ours, a
+ * skewed sample that must only hit the bound). */
+static void test_split_share(void **state)
+{
+	static const size_t lens[] = { 8192, 12289, 65537, (1 << 20) + 1 };
+	const uint32_t shares[] = { 0, SHM_SPLIT_ONE / 8, SHM_SPLIT_ONE / 3,
+				    SHM_SPLIT_ONE * 7 / 8, SHM_SPLIT_ONE };
+	struct shm_ep *rx = to_shm_ep(T.ep[1]);
+	size_t saved = shm_env.split_size, i, j;
+	uint64_t seq0 = rx->split_seq;
+	struct shm_conn *conn;
+
+	(void)state;
+	shm_env.split_size = 4096;
+	t_xfer(8192, false, false, 1);	/* makes the receiver's conn */
+	conn = rx->conns;
+	assert_non_null(conn);
+	assert_null(conn->hh.next);
+	for (i = 0; i < WEFT_ARRAY_SIZE(shares); i++)
+		for (j = 0; j < WEFT_ARRAY_SIZE(lens); j++) {
+			conn->split_share = shares[i];
+			t_xfer(lens[j], j & 1, false, (unsigned)(i * 7 + j));
+			/* one sample, itself within [1/8, 7/8], weighs a
+			 * quarter */
+			assert_true(4 * conn->split_share + 4 >=
+				    3 * shares[i] + SHM_SPLIT_ONE / 8);
+			assert_true(4 * conn->split_share <=
+				    3 * shares[i] + SHM_SPLIT_ONE * 7 / 8);
+		}
+	for (j = 0; j < 50; j++)
+		t_xfer(65536, false, false, (unsigned)j);
+	assert_true(conn->split_share >= SHM_SPLIT_ONE / 8);
+	assert_true(conn->split_share <= SHM_SPLIT_ONE - SHM_SPLIT_ONE / 8);
+	assert_int_equal(rx->split_seq - seq0,
+			 1 + WEFT_ARRAY_SIZE(shares) * WEFT_ARRAY_SIZE(lens) +
+				 50);
+	shm_env.split_size = saved;
+}
+
 /* A split message between iov arrays whose boundaries fall on neither
  * side of the split point: the halves are cut out of both arrays. */
 static void test_split_iov(void **state)
@@ -706,6 +748,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sizes_bounce, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_sizes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_iov, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_share, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tagged_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tag_select, setup, teardown),
