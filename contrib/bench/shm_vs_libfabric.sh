@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # shm_vs_libfabric.sh [-b BUILDDIR] [-L WEFT_LIBDIR] [-B BASE_LIBDIR] [-r REPS]
 #                     [-m "msg tagged"] [-s "8 64 1024"] [-I ITERS] [-i BW_ITERS]
-#                     [-c "0 1"] [-R RTPRIO]
+#                     [-c "0 1"] [-R RTPRIO] [-A BEFORE_LIBDIR]
 # weft's shm provider against Debian's libfabric 1.17 shm, with the same
 # binary (Debian's fi_pingpong -p shm -e rdm), server pinned to the first
 # core and client to the second. Runs alternate (weft, libfabric, weft, ...)
@@ -16,18 +16,22 @@
 # pair.) -R runs both sides under SCHED_FIFO at that priority (needs root or
 # CAP_SYS_NICE), which shields them from compiler jobs on a shared machine;
 # the kernel's RT throttling keeps the rest of the system alive.
+# -A adds a third library to every round (e.g. the weft build before a
+# change): runs go weft, before, libfabric, ...; two more columns give its
+# figure and its ratio to libfabric.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${WEFT_BUILDDIR:-$top/build}
 weftlib= baselib= reps=3 modes="msg tagged" sizes="8 64 1024" iters=20000
-bw_iters=2000 cores="0 1" rt=()
-while getopts b:L:B:r:m:s:I:i:c:R: o; do
+bw_iters=2000 cores="0 1" rt=() beforelib=
+while getopts b:L:B:r:m:s:I:i:c:R:A: o; do
 	case $o in
 	b) build=$OPTARG ;; L) weftlib=$OPTARG ;; B) baselib=$OPTARG ;;
 	r) reps=$OPTARG ;; m) modes=$OPTARG ;; s) sizes=$OPTARG ;;
 	I) iters=$OPTARG ;; i) bw_iters=$OPTARG ;; c) cores=$OPTARG ;;
 	R) rt=(chrt -f "$OPTARG") ;;
-	*) sed -n 3,18p "$0"; exit 2 ;;
+	A) beforelib=$OPTARG ;;
+	*) sed -n 3,21p "$0"; exit 2 ;;
 	esac
 done
 : "${weftlib:=$build/weft/.libs}"
@@ -61,19 +65,31 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { prin
 
 echo "# weft: $weftlib   base: ${baselib:-system libfabric}   median of $reps, alternating${rt:+, ${rt[*]}}"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-7s %-9s %10s %10s %7s\n" mode size weft base ratio
+if [ -n "$beforelib" ]; then
+	echo "# before: $beforelib"
+	printf "%-7s %-9s %10s %10s %7s %10s %7s\n" mode size weft base ratio before b_ratio
+else
+	printf "%-7s %-9s %10s %10s %7s\n" mode size weft base ratio
+fi
 for mode in $modes; do
 	for size in $sizes 1048576; do
 		if [ "$size" = 1048576 ]; then col=6 it=$bw_iters label="1MiB-MB/s"
 		else col=7 it=$iters label=$size; fi
-		w= b=
+		w= b= a=
 		for r in $(seq "$reps"); do
 			w="$w $(run "$weftlib" "$mode" "$size" "$it" "$col")"
+			[ -n "$beforelib" ] && a="$a $(run "$beforelib" "$mode" "$size" "$it" "$col")"
 			b="$b $(run "$baselib" "$mode" "$size" "$it" "$col")"
 		done
 		wm=$(echo "$w" | median) bm=$(echo "$b" | median)
 		ratio=$(awk -v w="$wm" -v b="$bm" 'BEGIN { if (b + 0 > 0) printf "%.2f", w / b; else print "nan" }')
-		printf "%-7s %-9s %10s %10s %7s   # weft:%s base:%s\n" "$mode" "$label" "$wm" "$bm" "$ratio" "$w" "$b"
+		if [ -n "$beforelib" ]; then
+			am=$(echo "$a" | median)
+			aratio=$(awk -v w="$am" -v b="$bm" 'BEGIN { if (b + 0 > 0) printf "%.2f", w / b; else print "nan" }')
+			printf "%-7s %-9s %10s %10s %7s %10s %7s   # weft:%s base:%s before:%s\n" "$mode" "$label" "$wm" "$bm" "$ratio" "$am" "$aratio" "$w" "$b" "$a"
+		else
+			printf "%-7s %-9s %10s %10s %7s   # weft:%s base:%s\n" "$mode" "$label" "$wm" "$bm" "$ratio" "$w" "$b"
+		fi
 	done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
