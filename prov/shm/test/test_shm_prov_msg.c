@@ -19,14 +19,16 @@ static size_t t_payload_max(void)
 	return SHM_DEF_CELL_SIZE - SHM_CELL_HDR_SIZE;
 }
 
-/* Sizes around every threshold: inline payload, bounce segment and window,
- * then large ones. */
+/* Sizes around every threshold: the bytes in the cell's first line (the
+ * sender copies 1-3, 4-7, 8-16 bytes by different moves), inline payload,
+ * bounce segment and window, then large ones. */
 static size_t t_sizes(size_t *out)
 {
 	size_t p = t_payload_max(), seg = SHM_DEF_BOUNCE_SEG_SIZE;
 	size_t win = seg * SHM_DEF_BOUNCE_SEGS;
-	size_t s[] = { 0, 1, 8, 63, 64, p - 1, p, p + 1, 4096, seg - 1, seg,
-		       seg + 1, win - 1, win, win + 1, 1 << 20 };
+	size_t s[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, p - 1,
+		       p, p + 1, 4096, seg - 1, seg, seg + 1, win - 1, win,
+		       win + 1, 1 << 20 };
 
 	memcpy(out, s, sizeof(s));
 	return WEFT_ARRAY_SIZE(s);
