@@ -90,6 +90,9 @@ struct shm_conn {
 	size_t inflight;		/* our ops waiting on it */
 	uint32_t split_share;		/* our part of a split copy from it,
 					 * in 1/SHM_SPLIT_ONE of the message */
+	/* Its bounce RMA in progress here (shm_rma_bounce.c): its later
+	 * cells wait, which keeps the advertised RMA/send orders. */
+	uint32_t rma_busy;
 	bool dead;
 };
 
@@ -121,11 +124,23 @@ struct shm_tx_entry {
 	bool bounce_active;
 	bool split_ok;			/* a CMA RTS: a CTS may ask for a push */
 	bool pushed;			/* that push was done */
+	bool pull_active;		/* bounce read: draining the target */
+	/* A CMA RMA keeps its request: if the target turns out unable to
+	 * reach our memory (ptrace rules can be one-way), it is sent again
+	 * through bounce segments (shm_rma_cma_refused). */
+	bool rma_cma;
+	bool rma_resend;		/* that resend waits for a cell */
+	uint16_t rma_op;
+	uint16_t rma_cflags;
+	uint64_t rma_data;
+	size_t rma_cnt;
+	struct fi_rma_iov rma[SHM_IOV_LIMIT];
 	struct iovec iov[SHM_IOV_LIMIT];	/* data source (bounce, push) */
 	size_t iov_cnt;
 	struct iovec res[SHM_IOV_LIMIT];	/* inline read / fetch results */
 	size_t res_cnt;
 	struct shm_bounce_tx bounce;
+	struct shm_bounce_rx brx;	/* bounce read */
 };
 
 /* A posted receive. */
@@ -238,8 +253,10 @@ struct shm_ep {
 	struct util_pool unexp_pool;	/* struct shm_unexp + payload */
 	struct util_pool pull_pool;	/* struct shm_pull */
 	struct util_pool ack_pool;	/* struct shm_ack_pending */
+	struct util_pool rma_pool;	/* struct shm_rma_xfer */
 	struct shm_pull *pulls;
 	struct shm_ack_pending *acks;
+	struct shm_rma_xfer *rma_xfers;	/* bounce RMA we are the target of */
 
 	/* A polled cell that could not be handled yet (no reply cell, no
 	 * unexpected buffer): retried before anything else. */
@@ -378,6 +395,43 @@ extern const struct fi_ops_rma shm_rma_ops;
 extern const struct fi_ops_atomic shm_atomic_ops;
 int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
 		   const struct shm_cell_hdr *hdr, const uint8_t *payload);
+
+/* An RMA request as the target sees it, copied out of the cell. */
+struct shm_rma_req {
+	struct shm_rma hdr;
+	struct shm_rma_iov rma[SHM_IOV_LIMIT];
+	struct iovec local[SHM_IOV_LIMIT];
+	struct iovec remote[SHM_IOV_LIMIT];
+	const uint8_t *inline_data;
+	size_t inline_len;
+};
+
+/* Copy and check the request against the cell length; positive FI_E*. */
+int shm_rma_parse(const struct shm_cell_hdr *hdr, const uint8_t *payload,
+		  struct shm_rma_req *req);
+/* Target regions -> local iovs, every one checked; positive FI_E*. */
+int shm_rma_map(struct shm_ep *ep, struct shm_rma_req *req, uint64_t access);
+void shm_rma_target_events(struct shm_ep *ep, struct shm_conn *conn,
+			   uint16_t op, uint16_t flags, uint64_t data);
+/* Initiator: the target of CMA RMA tx answered FI_EOPNOTSUPP (CMA refused
+ * from its side): bounce from now on toward it, and tx again that way. */
+void shm_rma_cma_refused(struct shm_ep *ep, struct shm_tx_entry *tx);
+/* Send tx's request again through bounce segments once a cell is free. */
+void shm_rma_resend(struct shm_ep *ep, struct shm_tx_entry *tx);
+
+/* shm_rma_bounce.c: RMA through bounce segments where CMA is refused. */
+int shm_rma_bounce_init(struct shm_ep *ep);
+void shm_rma_bounce_fini(struct shm_ep *ep);
+/* Initiator: the transfer behind a WRITE/READ cell r of tx. */
+void shm_rma_bounce_start(struct shm_ep *ep, struct shm_tx_entry *tx,
+			  enum shm_op op, struct shm_rma *r,
+			  const struct iovec *iov, size_t count, size_t len);
+/* Target: a WRITE/READ cell with SHM_COPY_BOUNCE; -FI_EAGAIN: hold it. */
+int shm_rma_bounce_handle(struct shm_ep *ep, struct shm_conn *conn,
+			  const struct shm_cell_hdr *hdr,
+			  const uint8_t *payload);
+void shm_rma_bounce_progress(struct shm_ep *ep);
+void shm_rma_bounce_fail_conn(struct shm_ep *ep, struct shm_conn *conn);
 int shm_atomic_handle(struct shm_ep *ep, struct shm_conn *conn,
 		      const struct shm_cell_hdr *hdr, const uint8_t *payload);
 

@@ -192,6 +192,8 @@ int shm_atomic_handle(struct shm_ep *ep, struct shm_conn *conn,
 
 	if (shm_conn_open_peer(ep, conn))
 		return 0;
+	if (WEFT_UNLIKELY(conn->rma_busy))
+		return -FI_EAGAIN;	/* behind its bounce RMA */
 	reply = shm_peer_reserve(conn->peer);
 	if (!reply)
 		return -FI_EAGAIN;

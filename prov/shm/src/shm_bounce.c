@@ -92,6 +92,24 @@ static void shm_bounce_fill(struct shm_region *self, struct shm_bounce_tx *tx,
 			      memory_order_release);
 }
 
+/* The next segment's bytes, checked; true (and the transfer cut short)
+ * when the check refuses them. */
+static bool shm_bounce_refused(struct shm_region *self,
+			       struct shm_bounce_tx *tx)
+{
+	size_t len = tx->total - tx->pushed;
+	int ret;
+
+	if (len > self->attr.bounce_seg_size)
+		len = self->attr.bounce_seg_size;
+	ret = tx->check(tx->check_arg, tx->pushed, len);
+	if (!ret)
+		return false;
+	tx->err = ret;
+	tx->total = tx->pushed;
+	return true;
+}
+
 int shm_bounce_push(struct shm_region *self, struct shm_bounce_tx *tx)
 {
 	uint32_t window = tx->window ? tx->window : SHM_MAX_BOUNCE_SEGS;
@@ -103,6 +121,10 @@ int shm_bounce_push(struct shm_region *self, struct shm_bounce_tx *tx)
 
 		if (i < 0)
 			break;
+		if (tx->check && shm_bounce_refused(self, tx)) {
+			self->seg_owned &= ~(1ull << i);
+			break;
+		}
 		shm_bounce_fill(self, tx, (uint32_t)i);
 	}
 	return tx->pushed == tx->total && !tx->inflight;
@@ -140,6 +162,12 @@ static int shm_bounce_drain(struct shm_peer *peer, struct shm_bounce_rx *rx,
 			"(offset %llu len %u of %zu)\n", peer->name, i,
 			(unsigned long long)off, len, rx->total);
 		return -FI_EINVAL;
+	}
+	if (rx->check) {
+		int ret = rx->check(rx->check_arg, (size_t)off, len);
+
+		if (ret)
+			return ret;
 	}
 	shm_iov_copy(rx->iov, rx->iov_count, (size_t)off,
 		     peer->seg_data + (size_t)i * peer->bounce_seg_size, len,

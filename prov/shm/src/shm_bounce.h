@@ -41,6 +41,11 @@ struct shm_bounce_seg {
 	uint8_t pad[SHM_CACHELINE - 24];
 };
 
+/* Optional per-segment check: called with the segment's byte range of the
+ * transfer before it is filled (push) or drained (pull); 0 lets it through,
+ * a negative FI_E* stops the transfer (RMA re-checks its MR with it). */
+typedef int (*shm_bounce_check_fn)(void *arg, size_t off, size_t len);
+
 /* Pusher's state of one transfer (caller-owned, no allocation). */
 struct shm_bounce_tx {
 	const struct iovec *iov;
@@ -48,6 +53,11 @@ struct shm_bounce_tx {
 	size_t total;			/* bytes to move (<= sum of iov) */
 	uint64_t xfer_id;
 	uint32_t window;		/* max segments in flight, 0 = all */
+	shm_bounce_check_fn check;	/* NULL: none */
+	void *check_arg;
+	/* Set when check refused a segment: nothing more is filled, total
+	 * becomes what was pushed, and push returns 1 once that drained. */
+	int err;
 	/* private */
 	size_t pushed;
 	size_t iov_idx, iov_off;	/* cursor into iov */
@@ -60,6 +70,8 @@ struct shm_bounce_rx {
 	size_t iov_count;
 	size_t total;			/* expected bytes (from the RTS) */
 	uint64_t xfer_id;
+	shm_bounce_check_fn check;	/* NULL: none */
+	void *check_arg;
 	/* private */
 	size_t received;
 };
@@ -78,7 +90,8 @@ void shm_bounce_tx_abort(struct shm_region *self, struct shm_bounce_tx *tx);
 
 /* Drain the peer's segments that belong to rx into rx->iov. Returns 1 when
  * rx->total bytes arrived, 0 when more are to come, -FI_EINVAL if a segment
- * with our id is malformed (offset/len outside the transfer: logged). */
+ * with our id is malformed (offset/len outside the transfer: logged), or
+ * rx->check's error (that segment is left filled, not copied). */
 int shm_bounce_pull(struct shm_peer *peer, struct shm_bounce_rx *rx);
 
 #endif /* SHM_BOUNCE_H */

@@ -184,6 +184,7 @@ static void shm_conn_mark_dead(struct shm_ep *ep, struct shm_conn *conn)
 	conn->dead = true;
 	shm_tx_fail_conn(ep, conn, FI_EHOSTUNREACH);
 	shm_rx_fail_conn(ep, conn);
+	shm_rma_bounce_fail_conn(ep, conn);
 	shm_region_reap(ep->region);
 }
 

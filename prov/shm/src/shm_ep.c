@@ -17,6 +17,7 @@ static int shm_ep_close(struct fid *fid)
 	util_ep_fini(&ep->util);
 	shm_conn_close_all(ep);
 	shm_region_close(ep->region);
+	shm_rma_bounce_fini(ep);
 	shm_rx_fini(ep);
 	shm_tx_fini(ep);
 	free(ep->src_map);
@@ -174,10 +175,15 @@ int shm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ret = shm_rx_init(ep);
 	if (ret)
 		goto err_tx;
+	ret = shm_rma_bounce_init(ep);
+	if (ret)
+		goto err_rx;
 	shm_ep_set_ops(ep);
 	*ep_fid = &ep->util.ep_fid;
 	return 0;
 
+err_rx:
+	shm_rx_fini(ep);
 err_tx:
 	shm_tx_fini(ep);
 err_region:

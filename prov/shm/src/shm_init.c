@@ -248,7 +248,8 @@ static void shm_params_define(void)
 			"receives it accepts (default %zu).", shm_env.rx_size);
 	fi_param_define(&shm_prov, "disable_cma", FI_PARAM_BOOL,
 			"Never use process_vm_readv/writev; move large "
-			"messages through bounce buffers (default no).");
+			"messages and RMA through bounce buffers "
+			"(default no).");
 	fi_param_define(&shm_prov, "remote_comm", FI_PARAM_BOOL,
 			"Also advertise FI_REMOTE_COMM, for single-host jobs "
 			"of clients that insist on it (default no).");

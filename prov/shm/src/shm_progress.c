@@ -122,6 +122,8 @@ void shm_ep_progress_locked(struct shm_ep *ep)
 		shm_tx_progress(ep);
 	if (WEFT_UNLIKELY(ep->pulls != NULL))
 		shm_rx_progress(ep);
+	if (WEFT_UNLIKELY(ep->rma_xfers != NULL))
+		shm_rma_bounce_progress(ep);
 }
 
 void shm_ep_progress(struct util_ep *util)

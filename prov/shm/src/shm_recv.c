@@ -413,6 +413,9 @@ int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
 	struct shm_rts_local r;
 	struct util_rx_entry *urx;
 
+	/* Sends after a bounce RMA of this peer wait for it (FI_ORDER_SAW). */
+	if (WEFT_UNLIKELY(conn->rma_busy))
+		return -FI_EAGAIN;
 	if (m.op == SHM_OP_RTS) {
 		if (shm_rts_parse(payload, hdr->len, &r)) {
 			shm_ack_send(ep, conn, hdr->cookie, FI_EINVAL);

@@ -5,7 +5,8 @@
  * (util_mr_check: key, bounds, access), moves the bytes (inline in the cell
  * or its ACK, else CMA between the initiator's buffers and the region) and
  * ACKs with a status, so every failure surfaces as an error completion at
- * the initiator. Large RMA needs CMA: there is no bounce path for it.
+ * the initiator. Where CMA toward the target is refused, large RMA moves
+ * through bounce segments instead (shm_rma_bounce.c).
  */
 #include "weft/compat.h"
 
@@ -21,8 +22,9 @@ static size_t shm_rma_hdr_size(size_t rma_cnt)
 static void shm_rma_fill(struct shm_cell *cell, enum shm_op op,
 			 const struct iovec *iov, size_t count,
 			 const struct fi_rma_iov *rma, size_t rma_cnt,
-			 size_t len, bool inl)
+			 size_t len, enum shm_copy_mode mode)
 {
+	bool inl = mode == SHM_COPY_INLINE;
 	struct shm_rma *r = (struct shm_rma *)cell->payload;
 	struct shm_iov *riov;
 	size_t i;
@@ -30,14 +32,16 @@ static void shm_rma_fill(struct shm_cell *cell, enum shm_op op,
 	r->total = len;
 	r->xfer_id = 0;
 	r->rma_cnt = (uint32_t)rma_cnt;
-	r->iov_cnt = inl ? 0 : (uint32_t)count;
+	r->iov_cnt = mode == SHM_COPY_CMA ? (uint32_t)count : 0;
 	for (i = 0; i < rma_cnt; i++) {
 		r->rma[i].addr = rma[i].addr;
 		r->rma[i].len = rma[i].len;
 		r->rma[i].key = rma[i].key;
 	}
 	cell->hdr.len = (uint32_t)shm_rma_hdr_size(rma_cnt);
-	cell->hdr.proto = inl ? SHM_COPY_INLINE : SHM_COPY_CMA;
+	cell->hdr.proto = mode;
+	if (mode == SHM_COPY_BOUNCE)
+		return;
 	if (inl) {
 		if (op == SHM_OP_WRITE) {
 			shm_iov_copy_from(iov, count, 0,
@@ -88,21 +92,76 @@ static ssize_t shm_rma_check_args(const struct iovec *iov, size_t count,
 	return 0;
 }
 
+/* A CMA request, kept for shm_rma_resend. */
+static void shm_rma_keep(struct shm_tx_entry *tx, enum shm_op op,
+			 uint16_t cflags, const struct iovec *iov, size_t count,
+			 const struct fi_rma_iov *rma, size_t rma_cnt,
+			 uint64_t data)
+{
+	memcpy(tx->iov, iov, count * sizeof(*iov));
+	tx->iov_cnt = count;
+	memcpy(tx->rma, rma, rma_cnt * sizeof(*rma));
+	tx->rma_cnt = rma_cnt;
+	tx->rma_op = (uint16_t)op;
+	tx->rma_cflags = cflags;
+	tx->rma_data = data;
+	tx->rma_cma = true;
+}
+
+void shm_rma_cma_refused(struct shm_ep *ep, struct shm_tx_entry *tx)
+{
+	struct shm_peer *peer = tx->conn->peer;
+
+	if (peer->cma)
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"%s cannot reach our memory by CMA: bounce segments "
+			"from now on\n", tx->conn->name);
+	peer->cma = false;
+	tx->rma_cma = false;
+	tx->rma_resend = true;
+	shm_rma_resend(ep, tx);
+}
+
+void shm_rma_resend(struct shm_ep *ep, struct shm_tx_entry *tx)
+{
+	enum shm_op op = (enum shm_op)tx->rma_op;
+	struct shm_cell *cell = shm_peer_reserve(tx->conn->peer);
+
+	if (!cell)
+		return;		/* again from progress */
+	tx->rma_resend = false;
+	tx->gen++;		/* replies to the first request are stale */
+	cell->hdr.op = tx->rma_op;
+	cell->hdr.flags = tx->rma_cflags;
+	cell->hdr.tag = 0;
+	cell->hdr.data = tx->rma_data;
+	cell->hdr.cookie = shm_tx_cookie(tx);
+	shm_rma_fill(cell, op, tx->iov, tx->iov_cnt, tx->rma, tx->rma_cnt,
+		     tx->len, SHM_COPY_BOUNCE);
+	shm_rma_bounce_start(ep, tx, op, (struct shm_rma *)cell->payload,
+			     tx->iov, tx->iov_cnt, tx->len);
+	shm_queue_commit(cell);
+}
+
 static ssize_t shm_rma_post_locked(struct shm_ep *ep, struct shm_conn *conn,
 				   enum shm_op op, const struct iovec *iov,
 				   size_t count, const struct fi_rma_iov *rma,
 				   size_t rma_cnt, size_t len, uint64_t data,
 				   void *context, uint64_t flags)
 {
-	bool inl = shm_rma_inline(ep, conn, op, rma_cnt, len);
+	enum shm_copy_mode mode = SHM_COPY_INLINE;
 	struct shm_tx_entry *tx;
 	struct shm_cell *cell;
 
-	if (!inl && ((flags & FI_INJECT) || !shm_peer_cma(conn->peer))) {
-		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
-			"RMA of %zu bytes needs %s\n", len,
-			(flags & FI_INJECT) ? "inject_size or less" : "CMA");
-		return (flags & FI_INJECT) ? -FI_EINVAL : -FI_EOPNOTSUPP;
+	if (!shm_rma_inline(ep, conn, op, rma_cnt, len)) {
+		if (flags & FI_INJECT) {
+			FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+				"RMA inject of %zu bytes exceeds inject_size\n",
+				len);
+			return -FI_EINVAL;
+		}
+		mode = shm_peer_cma(conn->peer) ? SHM_COPY_CMA :
+						  SHM_COPY_BOUNCE;
 	}
 	tx = shm_tx_get(ep, conn);
 	if (!tx)
@@ -118,10 +177,17 @@ static ssize_t shm_rma_post_locked(struct shm_ep *ep, struct shm_conn *conn,
 	cell->hdr.tag = 0;
 	cell->hdr.data = data;
 	cell->hdr.cookie = shm_tx_cookie(tx);
-	shm_rma_fill(cell, op, iov, count, rma, rma_cnt, len, inl);
+	shm_rma_fill(cell, op, iov, count, rma, rma_cnt, len, mode);
+	if (mode == SHM_COPY_BOUNCE)
+		shm_rma_bounce_start(ep, tx, op,
+				     (struct shm_rma *)cell->payload, iov,
+				     count, len);
+	else if (mode == SHM_COPY_CMA)
+		shm_rma_keep(tx, op, cell->hdr.flags, iov, count, rma, rma_cnt,
+			     data);
 	shm_queue_commit(cell);
 
-	if (op == SHM_OP_READ && inl) {
+	if (op == SHM_OP_READ && mode == SHM_COPY_INLINE) {
 		memcpy(tx->res, iov, count * sizeof(*iov));
 		tx->res_cnt = count;
 	}
@@ -159,18 +225,8 @@ static ssize_t shm_rma_post(struct shm_ep *ep, enum shm_op op,
 
 /* ---- target side ---------------------------------------------------- */
 
-struct shm_rma_req {
-	struct shm_rma hdr;
-	struct shm_rma_iov rma[SHM_IOV_LIMIT];
-	struct iovec local[SHM_IOV_LIMIT];
-	struct iovec remote[SHM_IOV_LIMIT];
-	const uint8_t *inline_data;
-	size_t inline_len;
-};
-
-/* Copy and check the request against the cell length; positive FI_E*. */
-static int shm_rma_parse(const struct shm_cell_hdr *hdr,
-			 const uint8_t *payload, struct shm_rma_req *req)
+int shm_rma_parse(const struct shm_cell_hdr *hdr, const uint8_t *payload,
+		  struct shm_rma_req *req)
 {
 	size_t off = sizeof(req->hdr), i;
 	const struct shm_iov *riov;
@@ -196,16 +252,24 @@ static int shm_rma_parse(const struct shm_cell_hdr *hdr,
 			return FI_EINVAL;
 		sum += riov[i].len;
 	}
-	if (hdr->proto == SHM_COPY_CMA && sum != req->hdr.total)
+	switch (hdr->proto) {
+	case SHM_COPY_INLINE:
+		return 0;
+	case SHM_COPY_CMA:
+		return sum == req->hdr.total ? 0 : FI_EINVAL;
+	case SHM_COPY_BOUNCE:
+		/* Bytes in segments, none in the cell; a write names the
+		 * initiator's transfer. */
+		return req->hdr.iov_cnt || !req->hdr.total ||
+		       req->hdr.total > SHM_MAX_MSG_SIZE ||
+		       (hdr->op == SHM_OP_WRITE && !req->hdr.xfer_id) ?
+		       FI_EINVAL : 0;
+	default:
 		return FI_EINVAL;
-	if (hdr->proto != SHM_COPY_CMA && hdr->proto != SHM_COPY_INLINE)
-		return FI_EINVAL;
-	return 0;
+	}
 }
 
-/* Target regions -> local iovs, every one checked; positive FI_E*. */
-static int shm_rma_map(struct shm_ep *ep, struct shm_rma_req *req,
-		       uint64_t access)
+int shm_rma_map(struct shm_ep *ep, struct shm_rma_req *req, uint64_t access)
 {
 	uint64_t sum = 0;
 	uint32_t i;
@@ -275,19 +339,18 @@ static int shm_rma_do_read(struct shm_ep *ep, struct shm_conn *conn,
 	return shm_rma_cma_status(n, req->hdr.total);
 }
 
-static void shm_rma_target_events(struct shm_ep *ep, struct shm_conn *conn,
-				  const struct shm_cell_hdr *hdr, int status)
+/* A successful RMA at the target: its counter, and the remote CQ data. */
+void shm_rma_target_events(struct shm_ep *ep, struct shm_conn *conn,
+			   uint16_t op, uint16_t flags, uint64_t data)
 {
-	bool write = hdr->op == SHM_OP_WRITE;
+	bool write = op == SHM_OP_WRITE;
 
-	if (status)
-		return;
 	util_ep_cntr_inc(&ep->util, write ? UTIL_CNTR_REMOTE_WRITE :
 					    UTIL_CNTR_REMOTE_READ);
-	if (write && (hdr->flags & SHM_F_CQ_DATA) && ep->util.rx_cq)
+	if (write && (flags & SHM_F_CQ_DATA) && ep->util.rx_cq)
 		util_ep_rx_comp(&ep->util, NULL,
 				FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
-				0, NULL, hdr->data, 0,
+				0, NULL, data, 0,
 				shm_conn_fi_addr(ep, conn));
 }
 
@@ -300,6 +363,10 @@ int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
 
 	if (shm_conn_open_peer(ep, conn))
 		return 0;	/* nobody to answer */
+	if (WEFT_UNLIKELY(conn->rma_busy))
+		return -FI_EAGAIN;	/* behind its bounce RMA */
+	if (hdr->proto == SHM_COPY_BOUNCE)
+		return shm_rma_bounce_handle(ep, conn, hdr, payload);
 	reply = shm_peer_reserve(conn->peer);
 	if (!reply)
 		return -FI_EAGAIN;
@@ -318,7 +385,8 @@ int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
 	reply->hdr.data = 0;
 	reply->hdr.cookie = hdr->cookie;
 	shm_queue_commit(reply);
-	shm_rma_target_events(ep, conn, hdr, status);
+	if (!status)
+		shm_rma_target_events(ep, conn, hdr->op, hdr->flags, hdr->data);
 	return 0;
 }
 

@@ -115,6 +115,9 @@ struct shm_tx_entry *shm_tx_get(struct shm_ep *ep, struct shm_conn *conn)
 	tx->want_comp = false;
 	tx->split_ok = false;
 	tx->pushed = false;
+	tx->pull_active = false;
+	tx->rma_cma = false;
+	tx->rma_resend = false;
 	tx->deadline_ns = 0;
 	return tx;
 }
@@ -216,6 +219,13 @@ void shm_tx_handle_ack(struct shm_ep *ep, struct shm_conn *conn,
 	if (WEFT_UNLIKELY(!tx))
 		return;
 	err = shm_wire_status(hdr->proto);
+	if (WEFT_UNLIKELY(tx->rma_cma) && err == FI_EOPNOTSUPP) {
+		shm_rma_cma_refused(ep, tx);
+		return;
+	}
+	/* A bounce read is done only when every byte was drained. */
+	if (WEFT_UNLIKELY(tx->pull_active) && !err)
+		err = FI_EIO;
 	if (!err && tx->res_cnt)
 		shm_iov_copy_to(tx->res, tx->res_cnt, 0, payload, hdr->len);
 	shm_tx_complete(ep, tx, err);
@@ -247,16 +257,34 @@ static void shm_tx_check_deadlines(struct shm_ep *ep)
 	}
 }
 
+/* A bounce read drains the target's segments into its buffers. */
+static void shm_tx_pull(struct shm_ep *ep, struct shm_tx_entry *tx)
+{
+	int ret = shm_bounce_pull(tx->conn->peer, &tx->brx);
+
+	if (ret == 1) {
+		tx->pull_active = false;
+	} else if (ret < 0) {
+		tx->pull_active = false;
+		shm_tx_complete(ep, tx, FI_EIO);
+	}
+}
+
 void shm_tx_progress(struct shm_ep *ep)
 {
-	struct shm_tx_entry *tx;
+	struct shm_tx_entry *tx, *tmp;
 
 	if (!ep->tx_active)
 		return;
-	DL_FOREACH(ep->tx_active, tx)
+	DL_FOREACH_SAFE(ep->tx_active, tx, tmp) {
 		if (tx->bounce_active &&
 		    shm_bounce_push(ep->region, &tx->bounce) == 1)
 			tx->bounce_active = false;
+		if (tx->pull_active)
+			shm_tx_pull(ep, tx);
+		if (WEFT_UNLIKELY(tx->rma_resend))
+			shm_rma_resend(ep, tx);
+	}
 	if ((ep->progress_calls & SHM_TX_CHECK_MASK) == 0)
 		shm_tx_check_deadlines(ep);
 }

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shm provider: RMA and atomics, checked by the target against its MR map,
- * with errors reported as error completions at the initiator.
+ * with errors reported as error completions at the initiator. Every test
+ * runs twice: with CMA, and with CMA refused (as under ptrace
+ * restrictions), where large RMA goes through bounce segments.
  */
 #include "shm_prov_test.h"
+#include "../src/shm.h"
 
 static struct tctx T;
 static uint8_t *tbuf;		/* target region, registered on ep[1] */
 static struct fid_mr *mr, *ro_mr;
 static uint64_t key, ro_key;
-static uint8_t ro_buf[4096];
+static uint8_t ro_buf[256 * 1024];
+static int no_cma;		/* the group's mode */
 
-#define TLEN (2u << 20)
+#define TLEN ((16u << 20) + (1u << 20))
 #define CAPS (FI_MSG | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | \
 	      FI_REMOTE_WRITE | FI_READ | FI_WRITE)
 
@@ -25,7 +29,8 @@ static uint64_t raddr(const void *base, size_t off)
 
 static int setup(void **state)
 {
-	(void)state;
+	no_cma = *state != NULL;
+	shm_cma_test_refuse = no_cma;
 	t_open(&T, CAPS, 2);
 	tbuf = calloc(1, TLEN);
 	assert_non_null(tbuf);
@@ -46,6 +51,7 @@ static int teardown(void **state)
 	assert_int_equal(fi_close(&ro_mr->fid), 0);
 	free(tbuf);
 	t_close(&T);
+	shm_cma_test_refuse = 0;
 	return 0;
 }
 
@@ -147,6 +153,217 @@ static void test_rma_errors(void **state)
 	assert_int_equal(((uint8_t *)&v)[5], 5);
 }
 
+/* ---- large RMA: thresholds, iovecs, data checked byte for byte -------- */
+
+/* Write then read back len bytes at tbuf + off; the bytes just outside
+ * stay untouched. */
+static void t_span(size_t off, size_t len, unsigned seed)
+{
+	assert_true(off > 0 && off + len < TLEN);
+	tbuf[off - 1] = 0xa5;
+	tbuf[off + len] = 0x5a;
+	t_write_read(off, len, seed);
+	assert_int_equal(tbuf[off - 1], 0xa5);
+	assert_int_equal(tbuf[off + len], 0x5a);
+}
+
+/* Sizes around every internal threshold: the inline write (cell payload
+ * minus the request), the inline read (a cell payload in the ACK), one
+ * bounce segment, all segments in flight, and 16 MiB. */
+static void test_rma_thresholds(void **state)
+{
+	const size_t cell = T.info->tx_attr->inject_size;
+	const size_t wl = cell - sizeof(struct shm_rma) -
+			  sizeof(struct shm_rma_iov);
+	const size_t seg = SHM_DEF_BOUNCE_SEG_SIZE;
+	const size_t all = seg * SHM_DEF_BOUNCE_SEGS;
+	const size_t sizes[] = { wl - 1, wl, wl + 1, cell - 1, cell, cell + 1,
+				 seg - 1, seg, seg + 1, 2 * seg - 1,
+				 2 * seg + 1, all - 1, all, all + 1,
+				 all + seg + 7, 16u << 20 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < WEFT_ARRAY_SIZE(sizes); i++)
+		t_span(1 + (i * 61) % 4096, sizes[i], (unsigned)i + 30);
+}
+
+/* Remote CQ data arrives with large writes exactly as with small ones. */
+static void test_writedata_large(void **state)
+{
+	const size_t sizes[] = { 4096, SHM_DEF_BOUNCE_SEG_SIZE + 1,
+				 (1u << 20) + 3, 16u << 20 };
+	uint8_t *src = malloc(16u << 20);
+	struct fi_cq_tagged_entry e;
+	struct fi_context wc;
+	size_t i;
+
+	(void)state;
+	assert_non_null(src);
+	for (i = 0; i < WEFT_ARRAY_SIZE(sizes); i++) {
+		t_fill(src, sizes[i], (unsigned)i + 50);
+		T_POST(&T, fi_writedata(T.ep[0], src, sizes[i], NULL,
+					0x5150 + i, T.addr[1],
+					raddr(tbuf, 8), key, &wc));
+		e = t_wait_ok(&T, &wc);
+		assert_true(e.flags & FI_WRITE);
+		e = t_wait_ok(&T, NULL);
+		assert_int_equal(e.flags, FI_RMA | FI_REMOTE_WRITE |
+					  FI_REMOTE_CQ_DATA);
+		assert_int_equal(e.data, 0x5150 + i);
+		assert_int_equal(t_check(tbuf + 8, sizes[i], (unsigned)i + 50),
+				 -1);
+	}
+	free(src);
+}
+
+/* Several local iovecs and target regions whose boundaries fall inside
+ * bounce segments. */
+static void test_rma_iov(void **state)
+{
+	const size_t l[3] = { 70001, 3, 131071 }, total = 70001 + 3 + 131071;
+	const size_t r0 = 100000, off0 = 16, off1 = 1u << 20;
+	uint8_t *src = malloc(total), *dst = calloc(1, total);
+	struct iovec iov[3];
+	struct fi_rma_iov rma[2] = {
+		{ raddr(tbuf, off0), r0, key },
+		{ raddr(tbuf, off1), total - r0, key },
+	};
+	struct fi_msg_rma msg = { .msg_iov = iov, .iov_count = 3,
+				  .addr = T.addr[1], .rma_iov = rma,
+				  .rma_iov_count = 2 };
+	struct fi_context c;
+	size_t i, o;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	t_fill(src, total, 77);
+	for (i = 0, o = 0; i < 3; o += l[i], i++)
+		iov[i] = (struct iovec){ src + o, l[i] };
+	msg.context = &c;
+	T_POST(&T, fi_writemsg(T.ep[0], &msg, 0));
+	t_wait_ok(&T, &c);
+	assert_memory_equal(tbuf + off0, src, r0);
+	assert_memory_equal(tbuf + off1, src + r0, total - r0);
+	for (i = 0, o = 0; i < 3; o += l[i], i++)
+		iov[i] = (struct iovec){ dst + o, l[i] };
+	T_POST(&T, fi_readmsg(T.ep[0], &msg, 0));
+	t_wait_ok(&T, &c);
+	assert_int_equal(t_check(dst, total, 77), -1);
+	free(src);
+	free(dst);
+}
+
+/* RAW and SAW: a small read and a send posted right after a large write
+ * see all of its bytes. */
+static void test_rma_order(void **state)
+{
+	const size_t len = (1u << 20) + 1;
+	uint8_t *src = malloc(len);
+	uint64_t back = 0, msg = 0x77, got = 0;
+	struct fi_context wc, rc, sc, pc;
+
+	(void)state;
+	assert_non_null(src);
+	t_fill(src, len, 91);
+	T_POST(&T, fi_recv(T.ep[1], &got, sizeof(got), NULL, FI_ADDR_UNSPEC,
+			   &pc));
+	T_POST(&T, fi_write(T.ep[0], src, len, NULL, T.addr[1],
+			    raddr(tbuf, 0), key, &wc));
+	T_POST(&T, fi_read(T.ep[0], &back, 8, NULL, T.addr[1],
+			   raddr(tbuf, len - 8), key, &rc));
+	T_POST(&T, fi_send(T.ep[0], &msg, sizeof(msg), NULL, T.addr[1], &sc));
+	t_wait_ok(&T, &pc);
+	assert_int_equal(got, 0x77);
+	assert_int_equal(t_check(tbuf, len, 91), -1);
+	t_wait_ok(&T, &rc);
+	assert_memory_equal(&back, src + len - 8, 8);
+	t_wait_ok(&T, &wc);
+	t_wait_ok(&T, &sc);
+	free(src);
+}
+
+static void test_rma_errors_large(void **state)
+{
+	const size_t len = SHM_DEF_BOUNCE_SEG_SIZE * 2 + 1;
+	uint8_t *buf = malloc(len);
+	struct fi_context c;
+
+	(void)state;
+	assert_non_null(buf);
+	t_fill(buf, len, 5);
+	memset(tbuf, 0, len);
+	t_expect_err(fi_write(T.ep[0], buf, len, NULL, T.addr[1],
+			      raddr(tbuf, 0), key + 1000, &c), &c, FI_ENOKEY);
+	t_expect_err(fi_read(T.ep[0], buf, len, NULL, T.addr[1],
+			     raddr(tbuf, 0), key + 1000, &c), &c, FI_ENOKEY);
+	t_expect_err(fi_write(T.ep[0], buf, len, NULL, T.addr[1],
+			      raddr(tbuf, TLEN - len + 1), key, &c), &c,
+		     FI_EINVAL);
+	t_expect_err(fi_read(T.ep[0], buf, len, NULL, T.addr[1],
+			     raddr(tbuf, TLEN - len + 1), key, &c), &c,
+		     FI_EINVAL);
+	assert_true(len <= sizeof(ro_buf));
+	t_expect_err(fi_write(T.ep[0], buf, len, NULL, T.addr[1],
+			      raddr(ro_buf, 0), ro_key, &c), &c, FI_EACCES);
+	assert_int_equal(tbuf[0], 0);
+	assert_int_equal(tbuf[TLEN - 1], 0);
+	assert_int_equal(ro_buf[0], 0);
+	/* The endpoint still works. */
+	t_span(4096, len, 6);
+	free(buf);
+}
+
+/* A region closed in the middle of a bounce transfer: the target checks
+ * every segment, so the transfer stops there with an error completion. */
+static void t_close_mid(bool write)
+{
+	const size_t len = 16u << 20;
+	uint8_t *mbuf = calloc(1, len), *buf = malloc(len);
+	struct fid_mr *m;
+	struct fi_context c;
+	uint64_t mkey, deadline = t_now_s() + T_DEADLINE_S;
+	struct fi_cq_err_entry err;
+
+	assert_non_null(mbuf);
+	assert_non_null(buf);
+	t_fill(buf, len, 3);
+	assert_int_equal(fi_mr_reg(T.domain, mbuf, len,
+				   FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 9, 0,
+				   &m, NULL), 0);
+	mkey = fi_mr_key(m);
+	if (write)
+		T_POST(&T, fi_write(T.ep[0], buf, len, NULL, T.addr[1],
+				    raddr(mbuf, 0), mkey, &c));
+	else
+		T_POST(&T, fi_read(T.ep[0], buf, len, NULL, T.addr[1],
+				   raddr(mbuf, 0), mkey, &c));
+	while (!to_shm_ep(T.ep[1])->rma_xfers) {
+		t_poll(&T);
+		assert_true(t_now_s() <= deadline);
+	}
+	assert_int_equal(fi_close(&m->fid), 0);
+	err = t_wait_err(&T, &c);
+	assert_int_equal(err.err, FI_ENOKEY);
+	assert_null(to_shm_ep(T.ep[1])->rma_xfers);
+	/* Nothing beyond a partial transfer landed, and all still works. */
+	if (write)
+		assert_int_equal(mbuf[len - 1], 0);
+	t_span(64, 1u << 20, 8);
+	free(mbuf);
+	free(buf);
+}
+
+static void test_rma_mr_closed_mid(void **state)
+{
+	(void)state;
+	if (!no_cma)
+		return;	/* one CMA call: nothing in the middle */
+	t_close_mid(true);
+	t_close_mid(false);
+}
+
 static void test_atomic_sum(void **state)
 {
 	int32_t *t32 = (int32_t *)(tbuf + 4096);
@@ -237,15 +454,26 @@ static void test_atomic_valid(void **state)
 	assert_true(count >= 1);
 }
 
+/* Each test with CMA, and with CMA refused (initial state non-NULL). */
+#define T_RMA(f)							\
+	{ "cma/" #f, f, setup, teardown, NULL },			\
+	{ "bounce/" #f, f, setup, teardown, (void *)1 }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_write_read, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_writedata_inject, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rma_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_atomic_sum, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_atomic_write_cswap, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_atomic_valid, setup, teardown),
+		T_RMA(test_write_read),
+		T_RMA(test_writedata_inject),
+		T_RMA(test_rma_errors),
+		T_RMA(test_rma_thresholds),
+		T_RMA(test_writedata_large),
+		T_RMA(test_rma_iov),
+		T_RMA(test_rma_order),
+		T_RMA(test_rma_errors_large),
+		T_RMA(test_rma_mr_closed_mid),
+		T_RMA(test_atomic_sum),
+		T_RMA(test_atomic_write_cswap),
+		T_RMA(test_atomic_valid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
