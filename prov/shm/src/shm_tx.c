@@ -277,13 +277,14 @@ void shm_tx_progress(struct shm_ep *ep)
 	if (!ep->tx_active)
 		return;
 	DL_FOREACH_SAFE(ep->tx_active, tx, tmp) {
-		if (tx->bounce_active &&
-		    shm_bounce_push(ep->region, &tx->bounce) == 1)
-			tx->bounce_active = false;
-		if (tx->pull_active)
-			shm_tx_pull(ep, tx);
-		if (WEFT_UNLIKELY(tx->rma_resend))
+		if (tx->bounce_active) {
+			if (shm_bounce_push(ep->region, &tx->bounce) == 1)
+				tx->bounce_active = false;
+		} else if (tx->pull_active) {
+			shm_tx_pull(ep, tx);	/* may complete tx */
+		} else if (WEFT_UNLIKELY(tx->rma_resend)) {
 			shm_rma_resend(ep, tx);
+		}
 	}
 	if ((ep->progress_calls & SHM_TX_CHECK_MASK) == 0)
 		shm_tx_check_deadlines(ep);
