@@ -177,7 +177,10 @@ int shm_rma_bounce_handle(struct shm_ep *ep, struct shm_conn *conn,
 	x->flags = hdr->flags;
 	x->access = hdr->op == SHM_OP_WRITE ? FI_REMOTE_WRITE : FI_REMOTE_READ;
 	status = shm_rma_parse(hdr, payload, &x->req);
-	if (!status)
+	if (status)
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"malformed bounce RMA request from %s\n", conn->name);
+	else
 		status = shm_rma_map(ep, &x->req, x->access);
 	if (status) {
 		util_pool_put(&ep->rma_pool, x);
