@@ -21,7 +21,7 @@ while getopts b:p:s:I:F: o; do
 done
 case "$prov" in
 shm) : "${regex:=^shm_(msg_inject|msg_send|msg_recv|cell_handle)$}" ;;
-srd*) : "${regex:=^(srd_(msg_inject|msg_send|msg_recv|ep_on_recv|ep_on_send|ep_on_batch_end)|softsrd_[a-z_]*poll[a-z_]*)$}" ;;
+srd*) : "${regex:=^(srd_(msg_inject|msg_send|msg_recv|ep_on_recv|ep_on_send|ep_on_batch_end|ring_consume)|softsrd_[a-z_]*poll[a-z_]*)$}" ;;
 *) [ -n "$regex" ] || { echo "give -F REGEX for $prov" >&2; exit 2; } ;;
 esac
 bench=$build/fabtests/ft_bench_pingpong
