@@ -439,4 +439,18 @@ int shm_atomic_handle(struct shm_ep *ep, struct shm_conn *conn,
 void shm_ep_progress(struct util_ep *util);
 void shm_ep_progress_locked(struct shm_ep *ep);
 
+/*
+ * inject_size: what every inject can carry in one cell, RMA writes
+ * included, whose request (up to SHM_IOV_LIMIT remote iovs) shares the
+ * cell with the data. Messages alone could carry the whole cell payload.
+ */
+static inline size_t shm_inject_max(uint32_t cell_size)
+{
+	size_t payload = shm_cell_payload_max(cell_size);
+	size_t req = sizeof(struct shm_rma) +
+		     SHM_IOV_LIMIT * sizeof(struct shm_rma_iov);
+
+	return payload > req ? payload - req : 0;
+}
+
 #endif /* SHM_H */

@@ -71,7 +71,7 @@ static void shm_info_fill(struct fi_info *fi)
 	fi->tx_attr->op_flags = 0;
 	fi->tx_attr->msg_order = SHM_MSG_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
-	fi->tx_attr->inject_size = shm_env.cell_size - SHM_CELL_HDR_SIZE;
+	fi->tx_attr->inject_size = shm_inject_max(shm_env.cell_size);
 	fi->tx_attr->size = shm_env.tx_size;
 	fi->tx_attr->iov_limit = SHM_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = SHM_IOV_LIMIT;

@@ -12,7 +12,8 @@
 
 static size_t a2a_size(int s, int d)
 {
-	static const size_t sizes[] = { 0, 8, 1040, 1041, 4112, 4113, 70000, 300000 };
+	static const size_t sizes[] = { 0, 8, 1040, 1041, 4112, 4113, 4240, 4241,
+					70000, 300000 };
 
 	return sizes[(s + 3 * d) % WEFT_ARRAY_SIZE(sizes)];
 }
@@ -322,8 +323,8 @@ static void test_sigkill_mid_split(void **state)
 
 static void pair_child(void)
 {
-	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 4111, 4112, 4113, 65536,
-					1 << 20, 16 << 20 };
+	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 4111, 4112, 4113, 4239,
+					4240, 4241, 65536, 1 << 20, 16 << 20 };
 	struct cctx c;
 	fi_addr_t parent;
 	size_t i;
@@ -355,8 +356,8 @@ static void pair_child(void)
 
 static void test_two_processes(void **state)
 {
-	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 4111, 4112, 4113, 65536,
-					1 << 20, 16 << 20 };
+	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 4111, 4112, 4113, 4239,
+					4240, 4241, 65536, 1 << 20, 16 << 20 };
 	struct tctx *t = calloc(1, sizeof(*t));
 	fi_addr_t peer;
 	pid_t pid;

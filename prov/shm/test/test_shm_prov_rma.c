@@ -79,7 +79,8 @@ static void t_write_read(size_t off, size_t len, unsigned seed)
 
 static void test_write_read(void **state)
 {
-	size_t sizes[] = { 1, 8, 900, 1000, 1040, 1041, 4096, 4112, 4113, 65536, 1 << 20 };
+	size_t sizes[] = { 1, 8, 900, 1000, 1040, 1041, 4096, 4112, 4113,
+			   4120, 4192, 4193, 4240, 4241, 65536, 1 << 20 };
 	size_t i;
 
 	(void)state;
@@ -172,7 +173,7 @@ static void t_span(size_t off, size_t len, unsigned seed)
  * bounce segment, all segments in flight, and 16 MiB. */
 static void test_rma_thresholds(void **state)
 {
-	const size_t cell = T.info->tx_attr->inject_size;
+	const size_t cell = SHM_DEF_CELL_SIZE - SHM_CELL_HDR_SIZE;
 	const size_t wl = cell - sizeof(struct shm_rma) -
 			  sizeof(struct shm_rma_iov);
 	const size_t seg = SHM_DEF_BOUNCE_SEG_SIZE;
@@ -251,6 +252,55 @@ static void test_rma_iov(void **state)
 	T_POST(&T, fi_readmsg(T.ep[0], &msg, 0));
 	t_wait_ok(&T, &c);
 	assert_int_equal(t_check(dst, total, 77), -1);
+	free(src);
+	free(dst);
+}
+
+/* inject_size holds for RMA writes too, with one remote iov or with the
+ * most (rma_iov_limit): the inject returns, the source is overwritten at
+ * once, and the target holds the bytes as they were at the call. */
+static void test_inject_write_at_inject_size(void **state)
+{
+	const size_t inj = T.info->tx_attr->inject_size;
+	const size_t nr = T.info->tx_attr->rma_iov_limit;
+	uint8_t *src = malloc(inj), *dst = malloc(inj);
+	struct fi_rma_iov rma[SHM_IOV_LIMIT];
+	struct iovec iov = { src, inj };
+	struct fi_msg_rma msg = { .msg_iov = &iov, .iov_count = 1,
+				  .addr = T.addr[1], .rma_iov = rma,
+				  .rma_iov_count = nr };
+	struct fi_context rc;
+	size_t i, part = inj / nr;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_true(inj >= 4096);	/* the default cell holds a 4 KiB page */
+	assert_true(nr <= SHM_IOV_LIMIT);
+	t_fill(src, inj, 61);
+	T_POST(&T, fi_inject_write(T.ep[0], src, inj, T.addr[1],
+				   raddr(tbuf, 512), key));
+	memset(src, 0xee, inj);
+	T_POST(&T, fi_read(T.ep[0], dst, inj, NULL, T.addr[1],
+			   raddr(tbuf, 512), key, &rc));
+	t_wait_ok(&T, &rc);
+	assert_int_equal(t_check(dst, inj, 61), -1);
+
+	/* nr remote pieces, 4 KiB apart, the last takes the remainder */
+	t_fill(src, inj, 62);
+	for (i = 0; i < nr; i++)
+		rma[i] = (struct fi_rma_iov){
+			.addr = raddr(tbuf, 65536 + i * 8192),
+			.len = i + 1 < nr ? part : inj - part * (nr - 1),
+			.key = key };
+	T_POST(&T, fi_writemsg(T.ep[0], &msg, FI_INJECT));
+	memset(src, 0xee, inj);
+	for (i = 0; i < nr; i++) {
+		T_POST(&T, fi_read(T.ep[0], dst + i * part, rma[i].len, NULL,
+				   T.addr[1], rma[i].addr, key, &rc));
+		t_wait_ok(&T, &rc);
+	}
+	assert_int_equal(t_check(dst, inj, 62), -1);
 	free(src);
 	free(dst);
 }
@@ -468,6 +518,7 @@ int main(void)
 		T_RMA(test_rma_thresholds),
 		T_RMA(test_writedata_large),
 		T_RMA(test_rma_iov),
+		T_RMA(test_inject_write_at_inject_size),
 		T_RMA(test_rma_order),
 		T_RMA(test_rma_errors_large),
 		T_RMA(test_rma_mr_closed_mid),

@@ -166,7 +166,8 @@ static void p_writedata(struct tctx *t, fi_addr_t peer)
 
 static void t_rma_two_processes(int refuse, int child_refuse)
 {
-	static const size_t sizes[] = { 1, 4064, 4065, 4112, 4113, 65535,
+	static const size_t sizes[] = { 1, 4064, 4065, 4112, 4113, 4192, 4193,
+					4240, 4241, 65535,
 					65536, 65537, 1048575, 1048576,
 					1048577, 16u << 20 };
 	struct tctx *t = calloc(1, sizeof(*t));
