@@ -312,6 +312,8 @@ int shm_tx_init(struct shm_ep *ep, size_t size);
 void shm_tx_fini(struct shm_ep *ep);
 struct shm_tx_entry *shm_tx_get(struct shm_ep *ep, struct shm_conn *conn);
 void shm_tx_put(struct shm_ep *ep, struct shm_tx_entry *tx);
+uint64_t shm_tx_bounce_push(struct shm_ep *ep, struct shm_tx_entry *tx,
+			    size_t count, size_t len);
 void shm_tx_activate(struct shm_ep *ep, struct shm_tx_entry *tx);
 uint64_t shm_tx_cookie(const struct shm_tx_entry *tx);
 void shm_tx_complete(struct shm_ep *ep, struct shm_tx_entry *tx, int err);

@@ -81,13 +81,7 @@ void shm_rma_bounce_start(struct shm_ep *ep, struct shm_tx_entry *tx,
 		memcpy(tx->iov, iov, count * sizeof(*iov));
 	tx->iov_cnt = count;
 	if (op == SHM_OP_WRITE) {
-		memset(&tx->bounce, 0, sizeof(tx->bounce));
-		tx->bounce.iov = tx->iov;
-		tx->bounce.iov_count = count;
-		tx->bounce.total = len;
-		tx->bounce.xfer_id = shm_bounce_xfer_id(ep->region);
-		tx->bounce_active = true;
-		r->xfer_id = tx->bounce.xfer_id;
+		r->xfer_id = shm_tx_bounce_push(ep, tx, count, len);
 		return;
 	}
 	memset(&tx->brx, 0, sizeof(tx->brx));

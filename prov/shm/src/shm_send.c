@@ -121,13 +121,7 @@ static void shm_send_fill_rts(struct shm_ep *ep, struct shm_conn *conn,
 		tx->split_ok = true;
 		return;
 	}
-	memset(&tx->bounce, 0, sizeof(tx->bounce));
-	tx->bounce.iov = tx->iov;
-	tx->bounce.iov_count = count;
-	tx->bounce.total = len;
-	tx->bounce.xfer_id = shm_bounce_xfer_id(ep->region);
-	tx->bounce_active = true;
-	rts->xfer_id = tx->bounce.xfer_id;
+	rts->xfer_id = shm_tx_bounce_push(ep, tx, count, len);
 	cell->hdr.proto = SHM_COPY_BOUNCE;
 }
 

@@ -135,6 +135,20 @@ uint64_t shm_tx_cookie(const struct shm_tx_entry *tx)
 	return (uint64_t)tx->gen << 32 | tx->idx;
 }
 
+/* tx's iovecs (already in tx->iov) go out through our bounce segments:
+ * returns the transfer id the request names them by. */
+uint64_t shm_tx_bounce_push(struct shm_ep *ep, struct shm_tx_entry *tx,
+			    size_t count, size_t len)
+{
+	memset(&tx->bounce, 0, sizeof(tx->bounce));
+	tx->bounce.iov = tx->iov;
+	tx->bounce.iov_count = count;
+	tx->bounce.total = len;
+	tx->bounce.xfer_id = shm_bounce_xfer_id(ep->region);
+	tx->bounce_active = true;
+	return tx->bounce.xfer_id;
+}
+
 /* The entry now waits for its ACK. */
 void shm_tx_activate(struct shm_ep *ep, struct shm_tx_entry *tx)
 {

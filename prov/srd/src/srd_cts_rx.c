@@ -177,7 +177,7 @@ void srd_cts_pump(struct srd_ep *ep)
 void srd_cts_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
 		      const struct srd_msg_info *m)
 {
-	struct srd_rx_xfer *x = util_pool_get(&ep->xfer_pool);
+	struct srd_rx_xfer *x = srd_xfer_get(ep, dest, m);
 	uint64_t n;
 
 	if (!x) {
@@ -187,11 +187,6 @@ void srd_cts_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
 		srd_rx_complete(ep, dest, m, 0, FI_ENOMEM);
 		return;
 	}
-	memset(x, 0, sizeof(*x));
-	x->peer = m->peer;
-	x->m = *m;
-	x->m.payload = NULL;
-	x->dest = *dest;
 	x->cts = true;
 	x->want = m->total_len < dest->cap ? m->total_len : dest->cap;
 	n = m->seg_len < x->want ? m->seg_len : x->want;

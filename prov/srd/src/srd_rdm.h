@@ -454,6 +454,9 @@ void srd_long_watch_arm(struct srd_ep *ep);
 void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
 		      uint8_t type, uint64_t off, uint32_t seg);
 void srd_long_params_define(void);
+struct srd_rx_xfer *srd_xfer_get(struct srd_ep *ep,
+				 const struct srd_rx_dest *dest,
+				 const struct srd_msg_info *m);
 int srd_long_ctrl_send(struct srd_ep *ep, struct srd_rx_xfer *x, uint8_t type,
 		       uint64_t off, uint64_t len, int status);
 int srd_cts_params(struct srd_ep *ep);

@@ -202,18 +202,30 @@ static void srd_xfer_place(struct srd_ep *ep, struct srd_rx_xfer *x,
 	util_pool_put(&ep->xfer_pool, x);
 }
 
-static int srd_xfer_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
-			  const struct srd_msg_info *m, struct srd_unexp *ux)
+/* A transfer entry for matched message m into dest; NULL: pool empty. */
+struct srd_rx_xfer *srd_xfer_get(struct srd_ep *ep,
+				 const struct srd_rx_dest *dest,
+				 const struct srd_msg_info *m)
 {
 	struct srd_rx_xfer *x = util_pool_get(&ep->xfer_pool);
 
 	if (!x)
-		return -FI_ENOMEM;
+		return NULL;
 	memset(x, 0, sizeof(*x));
 	x->peer = m->peer;
 	x->m = *m;
-	x->m.payload = NULL;
+	x->m.payload = NULL;	/* the packet goes back to the device */
 	x->dest = *dest;
+	return x;
+}
+
+static int srd_xfer_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+			  const struct srd_msg_info *m, struct srd_unexp *ux)
+{
+	struct srd_rx_xfer *x = srd_xfer_get(ep, dest, m);
+
+	if (!x)
+		return -FI_ENOMEM;
 	x->ux = ux;
 	if (ux)
 		ux->xfer = x;
