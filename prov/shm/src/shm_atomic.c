@@ -100,7 +100,7 @@ static ssize_t shm_amo_post_locked(struct shm_ep *ep, struct shm_conn *conn,
 	}
 	shm_amo_fill(cell, a, bytes);
 	cell->hdr.cookie = shm_tx_cookie(tx);
-	shm_queue_commit(cell);
+	shm_peer_commit(conn->peer, cell);
 
 	if (a->kind != UTIL_ATOMIC_WRITE) {
 		tx->res[0].iov_base = a->result;
@@ -208,7 +208,7 @@ int shm_atomic_handle(struct shm_ep *ep, struct shm_conn *conn,
 	reply->hdr.tag = 0;
 	reply->hdr.data = 0;
 	reply->hdr.cookie = hdr->cookie;
-	shm_queue_commit(reply);
+	shm_peer_commit(conn->peer, reply);
 	if (!status)
 		util_ep_cntr_inc(&ep->util, (hdr->flags & SHM_F_FETCH) ?
 				 UTIL_CNTR_REMOTE_READ :

@@ -62,6 +62,8 @@ static int shm_peer_bind(struct shm_peer *peer)
 	peer->max_peers = h->max_peers;
 	peer->q.cells = base + h->cells_off;
 	peer->q.tail = &peer->hdr->tail;
+	peer->q.released = &peer->hdr->released;
+	peer->q.free_end = 0;
 	peer->q.mask = (uint64_t)h->cell_count - 1;
 	peer->q.cell_size = h->cell_size;
 	peer->segs = (struct shm_bounce_seg *)(base + h->segs_off);

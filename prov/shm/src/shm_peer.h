@@ -43,10 +43,16 @@ void shm_peer_close(struct shm_peer *peer);
 
 /* Claim a cell in the peer's queue; NULL = full (-FI_EAGAIN). Then fill
  * hdr.op/flags/len/proto/tag/data/cookie and the payload, and
- * shm_queue_commit(cell). */
+ * shm_peer_commit(peer, cell). */
 static inline struct shm_cell *shm_peer_reserve(struct shm_peer *peer)
 {
 	return shm_queue_reserve(&peer->q);
+}
+
+static inline void shm_peer_commit(struct shm_peer *peer,
+				   struct shm_cell *cell)
+{
+	shm_queue_commit(&peer->q, cell);
 }
 
 static inline uint32_t shm_peer_payload_max(const struct shm_peer *peer)

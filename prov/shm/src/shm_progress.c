@@ -99,16 +99,14 @@ static void shm_queue_drain(struct shm_ep *ep)
 	}
 }
 
-/* A handled cell goes back to the producers at the next progress call,
- * not at once: the release is a store to the cell's first line, which the
- * sender read last, so it waits for that line to come back, and the next
- * atomic instruction (a lock, the claim of the reply's cell) would wait
- * for the store. Deferred, that wait falls into the next poll instead of
- * delaying the answer to the message. */
+/* Handled cells go back to the producers at the next progress call, all
+ * at once: one store of the release counter for the whole batch. */
 static inline void shm_queue_release_pending(struct shm_ep *ep)
 {
-	for (; ep->rel_pending; ep->rel_pending--)
-		shm_queue_release(ep->region);
+	if (ep->rel_pending) {
+		shm_queue_release_n(ep->region, ep->rel_pending);
+		ep->rel_pending = 0;
+	}
 }
 
 void shm_ep_progress_locked(struct shm_ep *ep)

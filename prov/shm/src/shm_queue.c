@@ -20,15 +20,10 @@ static uint64_t shm_now_ns(void)
  * is still held, so releases stay in position order. */
 static bool shm_queue_skip_head(struct shm_region *r)
 {
-	struct shm_cell *cell;
-
 	if (r->rel != r->head)
 		return false;
-	cell = shm_cell_at(r->cells, r->cell_size, r->head & r->mask);
-	atomic_store_explicit(&cell->seq, r->head + r->mask + 1,
-			      memory_order_release);
 	r->head++;
-	r->rel++;
+	shm_queue_release_n(r, 1);
 	r->dropped++;
 	return true;
 }
@@ -62,8 +57,8 @@ int shm_queue_check_stall(struct shm_region *r)
 					    r->head & r->mask);
 	uint64_t tail;
 
-	if (atomic_load_explicit(&cell->seq, memory_order_acquire) !=
-	    r->head)
+	if (atomic_load_explicit(&cell->seq, memory_order_acquire) ==
+	    r->head + 1)
 		return 0;
 	tail = atomic_load_explicit(&r->hdr->tail, memory_order_acquire);
 	if ((int64_t)(tail - r->head) <= 0 || !shm_queue_claimer_dead(r))

@@ -2,14 +2,20 @@
 /*
  * shm transport: the inbound queue of a region.
  *
- * Bounded multi-producer single-consumer queue of fixed-size cells with a
- * per-cell sequence number (Vyukov). Cell i starts with seq = i.
- *   producer: pos = tail; cell = cells[pos & mask]; if cell.seq == pos,
- *             CAS tail pos -> pos + 1 claims it; fill; seq = pos + 1 (release)
- *             publishes. cell.seq < pos means the queue is full.
- *   consumer: cell at head is ready when seq == head + 1 (acquire);
- *             after use, seq = pos + cell_count (release) hands the cell
- *             back to the producer that will claim pos + cell_count.
+ * Bounded multi-producer single-consumer queue of fixed-size cells.
+ *   producer: pos = tail; the cell at pos is free once the consumer has
+ *             released position pos - cell_count, which it counts in
+ *             `released` (own line). Producers keep that limit cached and
+ *             read the counter again only when they reach it. CAS tail
+ *             pos -> pos + 1 claims the cell; fill; seq = pos + 1 (release)
+ *             publishes.
+ *   consumer: cell at head is ready when seq == head + 1 (acquire); after
+ *             use, released = position + 1 (release) hands it back.
+ * Why a counter and not the cell's seq word for "free": the consumer polls
+ * the head cell's first line, so a producer that reads that line before
+ * writing it pays two transfers of it (read, then upgrade to write) and a
+ * consumer that writes it on release pays another; this way the producer
+ * only writes the line (one transfer) and the consumer only reads it.
  * A small message therefore costs one claim, one or two cache lines of
  * header + inline payload and no syscall.
  *
@@ -76,6 +82,9 @@ static inline struct shm_cell *shm_cell_at(uint8_t *cells, uint32_t cell_size,
 struct shm_queue_tx {
 	uint8_t *cells;
 	_Atomic uint64_t *tail;
+	_Atomic uint64_t *released;	/* consumer's release counter */
+	uint64_t free_end;		/* positions below it are free */
+	uint64_t pos;			/* the reserved cell's position */
 	_Atomic uint64_t *claim_pos;	/* our slot's intent word */
 	uint64_t mask;
 	uint32_t cell_size;
@@ -96,30 +105,27 @@ static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
 	/* Bounded: honest contention resolves in a few rounds; a corrupt
 	 * peer region must not make us spin forever (NULL = try later). */
 	for (tries = 0; tries < SHM_RESERVE_TRIES; tries++) {
-		struct shm_cell *cell = shm_cell_at(q->cells, q->cell_size,
-						    pos & q->mask);
-		uint64_t seq = atomic_load_explicit(&cell->seq,
-						    memory_order_acquire);
-		int64_t diff = (int64_t)(seq - pos);
+		if (WEFT_UNLIKELY((int64_t)(pos - q->free_end) >= 0)) {
+			q->free_end = atomic_load_explicit(
+					      q->released,
+					      memory_order_acquire) +
+				      q->mask + 1;
+			if ((int64_t)(pos - q->free_end) >= 0)
+				return NULL;
+		}
+		/* Intent first: the consumer, seeing tail moved past an
+		 * unpublished cell, finds the claimer by it. */
+		atomic_store_explicit(q->claim_pos, pos, memory_order_relaxed);
+		if (atomic_compare_exchange_weak_explicit(
+			    q->tail, &pos, pos + 1, memory_order_seq_cst,
+			    memory_order_relaxed)) {
+			struct shm_cell *cell = shm_cell_at(
+				q->cells, q->cell_size, pos & q->mask);
 
-		if (diff == 0) {
-			/* Intent first: the consumer, seeing tail moved past
-			 * an unpublished cell, finds the claimer by it. */
-			atomic_store_explicit(q->claim_pos, pos,
-					      memory_order_relaxed);
-			if (atomic_compare_exchange_weak_explicit(
-				    q->tail, &pos, pos + 1,
-				    memory_order_seq_cst,
-				    memory_order_relaxed)) {
-				cell->hdr.src = q->src;
-				cell->hdr.src_gen = q->src_gen;
-				return cell;
-			}
-		} else if (diff < 0) {
-			return NULL;
-		} else {
-			pos = atomic_load_explicit(q->tail,
-						   memory_order_relaxed);
+			q->pos = pos;
+			cell->hdr.src = q->src;
+			cell->hdr.src_gen = q->src_gen;
+			return cell;
 		}
 	}
 	return NULL;
@@ -148,14 +154,27 @@ static inline void shm_cell_prefetchw(struct shm_cell *cell, size_t len)
 	}
 }
 
-/* Publish a reserved cell. Commit it before the next reserve on the same
- * shm_queue_tx: the claim intent word names one cell at a time, and the
- * dead-producer check relies on it. */
-static inline void shm_queue_commit(struct shm_cell *cell)
+/* Producer: ask for the cell's first line for writing as soon as it is
+ * claimed. The producer no longer reads that line before writing it, so
+ * without this the line's transfer would start only when the header
+ * stores drain, after the payload's; measured with fi_pingpong at 2 KiB,
+ * 0.79 vs 0.83 us; no change at 8 B and 1 KiB. */
+static inline void shm_cell_prefetchw_line0(struct shm_cell *cell)
 {
-	uint64_t pos = atomic_load_explicit(&cell->seq, memory_order_relaxed);
+#if defined(__x86_64__)
+	__asm__ __volatile__("prefetchw %0" : : "m"(*(uint8_t *)cell));
+#else
+	__builtin_prefetch(cell, 1);
+#endif
+}
 
-	atomic_store_explicit(&cell->seq, pos + 1, memory_order_release);
+/* Publish the reserved cell. Commit it before the next reserve on the same
+ * shm_queue_tx: the claim intent word and q->pos name one cell at a time,
+ * and the dead-producer check relies on it. */
+static inline void shm_queue_commit(struct shm_queue_tx *q,
+				    struct shm_cell *cell)
+{
+	atomic_store_explicit(&cell->seq, q->pos + 1, memory_order_release);
 }
 
 /* Slow path of shm_queue_poll: drops invalid cells, notices a stalled head
@@ -200,19 +219,22 @@ static inline struct shm_cell *shm_queue_poll(struct shm_region *r,
 	return shm_queue_poll_slow(r, hdr);
 }
 
-/* Give the oldest polled, unreleased cell back to the producers. A
- * release with nothing polled is ignored (it would hand producers a cell
- * that is not consumed yet). */
+/* Give the n oldest polled, unreleased cells back to the producers. More
+ * than were polled is capped (it would hand producers a cell that is not
+ * consumed yet). One store to the consumer's own line, whatever n. */
+static inline void shm_queue_release_n(struct shm_region *r, uint64_t n)
+{
+	if (WEFT_UNLIKELY(n > r->head - r->rel))
+		n = r->head - r->rel;
+	if (!n)
+		return;
+	r->rel += n;
+	atomic_store_explicit(&r->hdr->released, r->rel, memory_order_release);
+}
+
 static inline void shm_queue_release(struct shm_region *r)
 {
-	struct shm_cell *cell = shm_cell_at(r->cells, r->cell_size,
-					    r->rel & r->mask);
-
-	if (WEFT_UNLIKELY(r->rel == r->head))
-		return;
-	atomic_store_explicit(&cell->seq, r->rel + r->mask + 1,
-			      memory_order_release);
-	r->rel++;
+	shm_queue_release_n(r, 1);
 }
 
 /* Consumer, slow path the provider may call from a timer as well: if the

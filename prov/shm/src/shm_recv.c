@@ -97,7 +97,7 @@ void shm_reply_send_data(struct shm_ep *ep, struct shm_conn *conn,
 		cell = shm_peer_reserve(conn->peer);
 		if (WEFT_LIKELY(cell)) {
 			shm_reply_fill(cell, op, cookie, status, tag, data);
-			shm_queue_commit(cell);
+			shm_peer_commit(conn->peer, cell);
 			return;
 		}
 	}
@@ -131,7 +131,7 @@ void shm_ack_flush(struct shm_ep *ep)
 			} else {
 				shm_reply_fill(cell, p->op, p->cookie,
 					       (int)p->status, p->tag, p->data);
-				shm_queue_commit(cell);
+				shm_peer_commit(p->conn->peer, cell);
 			}
 		}
 		LL_DELETE(ep->acks, p);

@@ -335,6 +335,7 @@ static void shm_region_init_shared(struct shm_region *r,
 	h->segs_off = l->segs_off;
 	h->seg_data_off = l->seg_data_off;
 	atomic_init(&h->tail, 0);
+	atomic_init(&h->released, 0);
 	for (i = 0; i < r->attr.cell_count; i++)
 		atomic_init(&shm_cell_at(r->cells, r->cell_size, i)->seq, i);
 	/* ftruncate zeroed the slots and segments: FREE, gen 0. */

@@ -44,7 +44,7 @@ extern struct fi_provider *shm_xport_prov;
 
 #define SHM_CACHELINE		64
 #define SHM_REGION_MAGIC	0x314d48535446455full	/* "WEFTSHM1" */
-#define SHM_REGION_VERSION	1
+#define SHM_REGION_VERSION	2	/* 2: cells freed by `released` */
 #define SHM_NAME_PREFIX		"/weftshm-"
 /* Generated: "/weftshm-<uid>-<pid>-<32 hex of getrandom>"; chosen by the
  * provider: "/weftshm-<uid>-n-<short name>", short name [A-Za-z0-9._:-],
@@ -122,6 +122,10 @@ struct shm_region_hdr {
 	_Atomic uint32_t ready;		/* 1 once the creator filled the rest */
 	/* Producers' claim counter, alone on its line. */
 	alignas(SHM_CACHELINE) _Atomic uint64_t tail;
+	/* Consumer's release counter (positions below it were consumed),
+	 * alone on its line: written by the owner, read by producers only
+	 * when their cached limit runs out. */
+	alignas(SHM_CACHELINE) _Atomic uint64_t released;
 	alignas(SHM_CACHELINE) uint8_t pad_end[SHM_CACHELINE];
 };
 

@@ -140,7 +140,7 @@ void shm_rma_resend(struct shm_ep *ep, struct shm_tx_entry *tx)
 		     tx->len, SHM_COPY_BOUNCE);
 	shm_rma_bounce_start(ep, tx, op, (struct shm_rma *)cell->payload,
 			     tx->iov, tx->iov_cnt, tx->len);
-	shm_queue_commit(cell);
+	shm_peer_commit(tx->conn->peer, cell);
 }
 
 static ssize_t shm_rma_post_locked(struct shm_ep *ep, struct shm_conn *conn,
@@ -185,7 +185,7 @@ static ssize_t shm_rma_post_locked(struct shm_ep *ep, struct shm_conn *conn,
 	else if (mode == SHM_COPY_CMA)
 		shm_rma_keep(tx, op, cell->hdr.flags, iov, count, rma, rma_cnt,
 			     data);
-	shm_queue_commit(cell);
+	shm_peer_commit(conn->peer, cell);
 
 	if (op == SHM_OP_READ && mode == SHM_COPY_INLINE) {
 		memcpy(tx->res, iov, count * sizeof(*iov));
@@ -384,7 +384,7 @@ int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
 	reply->hdr.tag = 0;
 	reply->hdr.data = 0;
 	reply->hdr.cookie = hdr->cookie;
-	shm_queue_commit(reply);
+	shm_peer_commit(conn->peer, reply);
 	if (!status)
 		shm_rma_target_events(ep, conn, hdr->op, hdr->flags, hdr->data);
 	return 0;

@@ -36,6 +36,7 @@ static inline void shm_send_inline_payload(struct shm_cell *cell,
 					   const struct iovec *iov,
 					   size_t count, size_t len)
 {
+	shm_cell_prefetchw_line0(cell);
 	if (len <= SHM_PREFETCHW_MAX)
 		shm_cell_prefetchw(cell, len);
 	if (WEFT_UNLIKELY(count != 1))
@@ -90,7 +91,7 @@ static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
 		shm_send_line0_payload(cell->payload, iov[0].iov_base,
 				       len < SHM_CELL_LINE0_PAYLOAD ?
 					       len : SHM_CELL_LINE0_PAYLOAD);
-	shm_queue_commit(cell);
+	shm_peer_commit(conn->peer, cell);
 
 	if (comp)
 		util_ep_tx_comp(&ep->util, context, shm_send_comp_flags(flags),
@@ -154,7 +155,7 @@ static ssize_t shm_send_rts(struct shm_ep *ep, struct shm_conn *conn,
 	cell->hdr.data = data;
 	cell->hdr.cookie = shm_tx_cookie(tx);
 	shm_send_fill_rts(ep, conn, tx, cell, iov, count, len);
-	shm_queue_commit(cell);
+	shm_peer_commit(conn->peer, cell);
 
 	tx->context = context;
 	tx->comp_flags = shm_send_comp_flags(flags);

@@ -97,7 +97,7 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	cell->hdr.tag = 0;
 	cell->hdr.data = 0;
 	cell->hdr.cookie = m->cookie;
-	shm_queue_commit(cell);
+	shm_peer_commit(m->conn->peer, cell);
 	DL_APPEND(ep->pulls, p);
 
 	/* Our part, while the sender pushes its part. */

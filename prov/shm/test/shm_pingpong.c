@@ -74,7 +74,7 @@ static void pp_send(struct pp *pp, uint32_t len)
 	c->hdr.len = len;
 	c->hdr.tag = 42;
 	memcpy(c->payload, pp->sbuf, len);
-	shm_queue_commit(c);
+	shm_peer_commit(pp->peer, c);
 }
 
 static void pp_recv(struct pp *pp)

@@ -61,7 +61,7 @@ static void q_send(struct shm_peer *p, uint64_t seq, uint32_t len)
 	c->hdr.data = seq ^ 0x5555;
 	c->hdr.cookie = seq + 11;
 	shm_test_fill(c->payload, len, seq, 0);
-	shm_queue_commit(c);
+	shm_peer_commit(p, c);
 }
 
 static void q_expect(struct shm_region *r, uint64_t seq, uint32_t len,
@@ -155,12 +155,12 @@ static void test_invalid_cell_dropped(void **state)
 	c = shm_peer_reserve(qp->peer);
 	assert_non_null(c);
 	c->hdr.len = 100000;
-	shm_queue_commit(c);
+	shm_peer_commit(qp->peer, c);
 	c = shm_peer_reserve(qp->peer);
 	assert_non_null(c);
 	c->hdr.len = 4;
 	c->hdr.src = 9999;
-	shm_queue_commit(c);
+	shm_peer_commit(qp->peer, c);
 	q_send(qp->peer, 5, 17);
 	q_expect(qp->rx, 5, 17, qp->peer->q.src);
 	assert_int_equal(qp->rx->dropped, 2);
@@ -193,19 +193,30 @@ static void test_two_senders(void **state)
 	shm_region_close(other);
 }
 
-/* A peer region whose cells all claim to be from the future: the
- * producer gives up (NULL) instead of spinning forever. */
+/* A peer region whose counters are garbage: the producer gives up (NULL)
+ * instead of spinning forever, and never indexes past the ring. */
 static void test_corrupt_queue_no_hang(void **state)
 {
 	struct q_pair *qp = *state;
-	uint64_t i;
+	struct shm_cell *c;
 
-	for (i = 0; i <= qp->rx->mask; i++)
-		atomic_store(&shm_cell_at(qp->rx->cells, qp->rx->cell_size,
-					  i)->seq, UINT64_MAX / 2 + i);
+	atomic_store(&qp->rx->hdr->released, UINT64_MAX / 2);
+	atomic_store(&qp->rx->hdr->tail, 0);
+	qp->peer->q.free_end = 0;
 	assert_null(shm_peer_reserve(qp->peer));
-	atomic_store(&qp->rx->hdr->tail, UINT64_MAX - 3);
+	atomic_store(&qp->rx->hdr->tail, 1000);
+	atomic_store(&qp->rx->hdr->released, 0);
+	qp->peer->q.free_end = 0;
 	assert_null(shm_peer_reserve(qp->peer));
+	/* released far ahead of tail: cells look free; claims stay in the
+	 * ring (only the owner's own queue can be corrupted that way) */
+	atomic_store(&qp->rx->hdr->released, 5000);
+	qp->peer->q.free_end = 0;
+	c = shm_peer_reserve(qp->peer);
+	assert_non_null(c);
+	assert_true((uint8_t *)c >= qp->peer->q.cells &&
+		    (uint8_t *)c < qp->peer->q.cells +
+				   (qp->peer->q.mask + 1) * qp->peer->q.cell_size);
 }
 
 /* An extra release does not hand out an unconsumed cell. */
@@ -266,7 +277,7 @@ static int mp_child(int rd, int wr, void *arg)
 		memcpy(c->payload, &m, sizeof(m));
 		shm_test_fill(c->payload + sizeof(m), len - sizeof(m),
 			      ((uint64_t)id << 32) | i, 0);
-		shm_queue_commit(c);
+		shm_peer_commit(p, c);
 	}
 	shm_peer_close(p);
 	shm_region_close(self);
@@ -370,7 +381,7 @@ static int hole_child(int rd, int wr, void *varg)
 	c->hdr.proto = ~1234u;
 	c->hdr.data = 1234 ^ 0x5555;
 	c->hdr.cookie = 1234 + 11;
-	shm_queue_commit(c);
+	shm_peer_commit(p, c);
 	shm_test_read(rd, &go, 1);
 	return 0;
 }
