@@ -3,6 +3,7 @@
 #include "weft/log.h"
 #include "weft/util_cq.h"
 #include "weft/util_domain.h"
+#include "weft/util_mem.h"
 #include "weft/util_noop.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -534,6 +535,7 @@ static int util_cq_init(struct util_cq *cq, struct util_domain *domain,
 	cq->ring = calloc(size, sizeof(*cq->ring));
 	if (!cq->ring)
 		return -FI_ENOMEM;
+	util_mem_prefault(cq->ring, size * sizeof(*cq->ring));
 	cq->mask = size - 1;
 	ret = util_lock_init(&cq->lock, domain->thread_safe);
 	if (ret)

@@ -20,6 +20,7 @@
 #include "weft/util_ep.h"
 #include "weft/util_match.h"
 #include "weft/util_pool.h"
+#include "weft/util_mem.h"
 #include "weft/util_atomic.h"
 
 #endif /* WEFT_UTIL_H */

@@ -4,6 +4,7 @@
  */
 #include "weft/compat.h"
 #include "weft/log.h"
+#include "weft/util_mem.h"
 #include "shm_transport.h"
 
 #include <fcntl.h>
@@ -71,6 +72,8 @@ static int shm_peer_bind(struct shm_peer *peer)
 	peer->bounce_seg_size = h->bounce_seg_size;
 	peer->bounce_seg_count = h->bounce_seg_count;
 	peer->slots = (struct shm_slot *)(base + h->slots_off);
+	util_mem_prefault(peer->q.cells,
+			    (size_t)h->cell_count * h->cell_size);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "weft/compat.h"
 #include "weft/log.h"
+#include "weft/util_mem.h"
 #include "shm_transport.h"
 
 #include <dirent.h>
@@ -388,6 +389,8 @@ int shm_region_create(const struct shm_region_attr *attr,
 	r->size = l.size;
 	r->slots = (struct shm_slot *)((uint8_t *)base + l.slots_off);
 	r->cells = (uint8_t *)base + l.cells_off;
+	util_mem_prefault(r->cells,
+			    (size_t)r->attr.cell_count * r->attr.cell_size);
 	r->segs = (struct shm_bounce_seg *)((uint8_t *)base + l.segs_off);
 	r->seg_data = (uint8_t *)base + l.seg_data_off;
 	r->cell_size = attr->cell_size;
