@@ -181,6 +181,7 @@ struct shm_pull {
 	struct shm_pull *prev, *next;
 	struct shm_conn *conn;
 	bool split;
+	bool cts_pending;		/* our CTS is still to be sent */
 	int split_err;			/* of our own part */
 	uint64_t split_id;		/* rx_id of our CTS */
 	uint64_t split_t0, split_t1;	/* our part's copy: start, end (ns) */
@@ -385,6 +386,12 @@ void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err);
 int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 		    const struct shm_msg_info *m, const struct shm_rts_local *r,
 		    size_t want);
+/* The whole message of an RTS pushed by its sender (we may not read its
+ * memory, it may write ours). 0, or -FI_ENOMEM. */
+int shm_split_push_all(struct shm_ep *ep, const struct shm_rx_dest *dest,
+		       const struct shm_msg_info *m, size_t want);
+/* Send p's CTS if it is still pending (progress). */
+void shm_split_cts_retry(struct shm_ep *ep, struct shm_pull *p);
 void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 			  const struct shm_cell_hdr *hdr,
 			  const uint8_t *payload);

@@ -211,6 +211,7 @@ struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct shm_rx_dest *dest,
 		return NULL;
 	p->conn = m->conn;
 	p->split = false;
+	p->cts_pending = false;
 	p->split_err = 0;
 	p->split_id = 0;
 	p->dest = *dest;
@@ -265,6 +266,14 @@ static int shm_rx_deliver_rts(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	}
 	if (m->proto == SHM_COPY_BOUNCE)
 		return shm_rx_start_pull(ep, dest, m, &r);
+	if (want && !shm_peer_cma(m->conn->peer)) {
+		err = shm_split_push_all(ep, dest, m, want) ? FI_ENOMEM : 0;
+		if (!err)
+			return 0;
+		shm_rx_complete(ep, dest, m, err);
+		shm_ack_send(ep, m->conn, m->cookie, err);
+		return 0;
+	}
 	if (shm_env.split_size && want >= shm_env.split_size &&
 	    !shm_split_start(ep, dest, m, &r, want))
 		return 0;
@@ -459,6 +468,8 @@ void shm_rx_progress(struct shm_ep *ep)
 			continue;
 		}
 		/* A split copy waits for PUSHED; only liveness is ours. */
+		if (WEFT_UNLIKELY(p->cts_pending))
+			shm_split_cts_retry(ep, p);
 		ret = p->split ? 0 : shm_bounce_pull(p->conn->peer, &p->brx);
 		if (ret == 1)
 			shm_pull_finish(ep, p, 0);

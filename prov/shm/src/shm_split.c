@@ -54,35 +54,24 @@ static size_t shm_split_ours(const struct shm_conn *conn, size_t want)
 	return part;
 }
 
-int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
-		    const struct shm_msg_info *m, const struct shm_rts_local *r,
-		    size_t want)
+/* The CTS of p: the sender is to write bytes [split_mine, split_want) of
+ * the message into our buffer. -FI_EAGAIN when its queue is full. */
+static int shm_split_send_cts(struct shm_ep *ep, struct shm_pull *p)
 {
-	struct iovec theirs[SHM_IOV_LIMIT], mine[SHM_IOV_LIMIT];
-	size_t half = shm_split_ours(m->conn, want);
+	struct iovec theirs[SHM_IOV_LIMIT];
 	struct shm_cell *cell;
-	struct shm_pull *p;
 	struct shm_cts *cts;
 	size_t i, cnt;
-	ssize_t n;
 
-	if (!half || half >= want || m->conn->dead)
+	(void)ep;
+	cell = shm_peer_reserve(p->conn->peer);
+	if (!cell)
 		return -FI_EAGAIN;
-	p = shm_pull_new(ep, dest, m);
-	if (!p)
-		return -FI_EAGAIN;
-	cell = shm_peer_reserve(m->conn->peer);
-	if (!cell) {
-		util_pool_put(&ep->pull_pool, p);
-		return -FI_EAGAIN;
-	}
-	cnt = shm_iov_slice(p->dest.iov, p->dest.iov_cnt, half, want - half,
-			    theirs);
-	p->split = true;
-	p->split_id = ++ep->split_seq;
+	cnt = shm_iov_slice(p->dest.iov, p->dest.iov_cnt, p->split_mine,
+			    p->split_want - p->split_mine, theirs);
 	cts = (struct shm_cts *)cell->payload;
-	cts->off = half;
-	cts->len = want - half;
+	cts->off = p->split_mine;
+	cts->len = p->split_want - p->split_mine;
 	cts->rx_id = p->split_id;
 	cts->iov_cnt = (uint32_t)cnt;
 	cts->pad = 0;
@@ -96,19 +85,81 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	cell->hdr.proto = 0;
 	cell->hdr.tag = 0;
 	cell->hdr.data = 0;
-	cell->hdr.cookie = m->cookie;
-	shm_peer_commit(m->conn->peer, cell);
+	cell->hdr.cookie = p->cookie;
+	shm_peer_commit(p->conn->peer, cell);
+	p->cts_pending = false;
+	return 0;
+}
+
+/* A split pull of want bytes of which we copy mine (not on ep->pulls). */
+static struct shm_pull *shm_split_new(struct shm_ep *ep,
+				      const struct shm_rx_dest *dest,
+				      const struct shm_msg_info *m,
+				      size_t want, size_t mine)
+{
+	struct shm_pull *p = shm_pull_new(ep, dest, m);
+
+	if (!p)
+		return NULL;
+	p->split = true;
+	p->split_id = ++ep->split_seq;
+	p->split_mine = mine;
+	p->split_want = want;
+	p->split_t0 = p->split_t1 = 0;
+	return p;
+}
+
+int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
+		    const struct shm_msg_info *m, const struct shm_rts_local *r,
+		    size_t want)
+{
+	struct iovec mine[SHM_IOV_LIMIT];
+	size_t half = shm_split_ours(m->conn, want);
+	struct shm_pull *p;
+	size_t cnt;
+	ssize_t n;
+
+	if (!half || half >= want || m->conn->dead)
+		return -FI_EAGAIN;
+	p = shm_split_new(ep, dest, m, want, half);
+	if (!p)
+		return -FI_EAGAIN;
+	if (shm_split_send_cts(ep, p)) {
+		util_pool_put(&ep->pull_pool, p);
+		return -FI_EAGAIN;
+	}
 	DL_APPEND(ep->pulls, p);
 
 	/* Our part, while the sender pushes its part. */
 	cnt = shm_iov_slice(p->dest.iov, p->dest.iov_cnt, 0, half, mine);
-	p->split_mine = half;
-	p->split_want = want;
 	p->split_t0 = shm_clock_ns();
 	n = shm_cma_read(m->conn->peer->pid, mine, cnt, r->iov, r->iov_cnt);
 	p->split_t1 = shm_clock_ns();
 	p->split_err = shm_cma_status(n, half);
 	return 0;
+}
+
+/* Under one-way ptrace rules (Yama scope 1: a parent may read its child,
+ * not the reverse) the sender chose CMA because it can reach us, while we
+ * cannot read it: a split with no part of ours, so the sender writes the
+ * whole message. A full queue toward it only delays the CTS (progress
+ * retries it); the receive is already matched and cannot be undone. */
+int shm_split_push_all(struct shm_ep *ep, const struct shm_rx_dest *dest,
+		       const struct shm_msg_info *m, size_t want)
+{
+	struct shm_pull *p = shm_split_new(ep, dest, m, want, 0);
+
+	if (!p)
+		return -FI_ENOMEM;
+	p->cts_pending = true;
+	(void)shm_split_send_cts(ep, p);
+	DL_APPEND(ep->pulls, p);
+	return 0;
+}
+
+void shm_split_cts_retry(struct shm_ep *ep, struct shm_pull *p)
+{
+	(void)shm_split_send_cts(ep, p);
 }
 
 /* Our copy ran [t0, t1], the sender's [ts, te]. With c = ns per byte of

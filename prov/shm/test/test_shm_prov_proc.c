@@ -321,7 +321,7 @@ static void test_sigkill_mid_split(void **state)
 
 /* ---- two processes, every size ------------------------------------------ */
 
-static void pair_child(void)
+static void pair_child(int refuse)
 {
 	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 4111, 4112, 4113, 4239,
 					4240, 4241, 65536, 1 << 20, 16 << 20 };
@@ -329,6 +329,7 @@ static void pair_child(void)
 	fi_addr_t parent;
 	size_t i;
 
+	shm_cma_test_refuse = refuse;
 	c_open(&c);
 	memcpy(B->names[1], c.name, T_ADDR_LEN);
 	atomic_fetch_add(&B->ready, 1);
@@ -354,7 +355,7 @@ static void pair_child(void)
 	_exit(0);
 }
 
-static void test_two_processes(void **state)
+static void t_two_processes(int child_refuse)
 {
 	static const size_t sizes[] = { 0, 1, 1039, 1040, 1041, 4111, 4112, 4113, 4239,
 					4240, 4241, 65536, 1 << 20, 16 << 20 };
@@ -363,10 +364,9 @@ static void test_two_processes(void **state)
 	pid_t pid;
 	size_t i;
 
-	(void)state;
 	pid = fork();
 	if (pid == 0)
-		pair_child();
+		pair_child(child_refuse);
 	t_open_fabric(t, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
 	t_add_ep(t);
 	memcpy(B->names[0], t->name[0], T_ADDR_LEN);
@@ -389,15 +389,37 @@ static void test_two_processes(void **state)
 		free(s);
 		free(r);
 	}
+	/* One-way: the child could not read us, so every large message
+	 * toward it was pushed by us whole (our side still uses CMA). */
+	if (child_refuse)
+		assert_true(to_shm_ep(t->ep[0])->conns->peer->cma);
 	assert_int_equal(reap(pid), 0);
 	t_close(t);
 	free(t);
+}
+
+static void test_two_processes(void **state)
+{
+	(void)state;
+	t_two_processes(0);
+}
+
+/* CMA works from us to the child but not back (one-way ptrace rules):
+ * the child receives our large messages by having us push them, and its
+ * own large messages come through bounce segments. Every size arrives
+ * intact both ways. */
+static void test_two_processes_one_way(void **state)
+{
+	(void)state;
+	t_two_processes(1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_processes_one_way, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_all_to_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_split, setup, teardown),
