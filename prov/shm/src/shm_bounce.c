@@ -41,18 +41,36 @@ static size_t shm_iov_copy(const struct iovec *iov, size_t cnt, size_t off,
 	return done;
 }
 
+/* The puller rejected a segment of tx: it drains none of tx any more, so
+ * every segment tx holds is ours again, and nothing more is filled. */
+static void shm_bounce_rejected(struct shm_region *self,
+				struct shm_bounce_tx *tx, uint32_t i)
+{
+	FI_WARN(shm_xport_prov, FI_LOG_EP_DATA,
+		"shm region %s: bounce segment %u of transfer %llu rejected by "
+		"its reader, transfer ended\n", self->name, i,
+		(unsigned long long)tx->xfer_id);
+	shm_bounce_tx_abort(self, tx);
+	tx->err = -FI_EIO;
+	tx->total = tx->pushed;
+}
+
 static void shm_bounce_reap(struct shm_region *self, struct shm_bounce_tx *tx)
 {
 	uint64_t bits = tx->inflight;
 
 	while (bits) {
-		uint32_t i = (uint32_t)__builtin_ctzll(bits);
+		uint32_t i = (uint32_t)__builtin_ctzll(bits), state;
 
 		bits &= bits - 1;
-		if (atomic_load_explicit(&self->segs[i].state,
-					 memory_order_acquire) == SHM_SEG_FREE) {
+		state = atomic_load_explicit(&self->segs[i].state,
+					     memory_order_acquire);
+		if (state == SHM_SEG_FREE) {
 			tx->inflight &= ~(1ull << i);
 			self->seg_owned &= ~(1ull << i);
+		} else if (WEFT_UNLIKELY(state == SHM_SEG_REJECTED)) {
+			shm_bounce_rejected(self, tx, i);
+			return;
 		}
 	}
 }
@@ -161,6 +179,8 @@ static int shm_bounce_drain(struct shm_peer *peer, struct shm_bounce_rx *rx,
 			"shm peer %s: bounce segment %u out of range "
 			"(offset %llu len %u of %zu)\n", peer->name, i,
 			(unsigned long long)off, len, rx->total);
+		atomic_store_explicit(&seg->state, SHM_SEG_REJECTED,
+				      memory_order_release);
 		return -FI_EINVAL;
 	}
 	if (rx->check) {

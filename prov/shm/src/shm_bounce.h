@@ -29,6 +29,9 @@
 enum shm_seg_state {
 	SHM_SEG_FREE = 0,
 	SHM_SEG_FILLED,
+	/* The puller found the segment malformed and gave up the transfer:
+	 * the pusher takes back all its segments and ends it (tx->err). */
+	SHM_SEG_REJECTED,
 };
 
 /* Segment header in the pusher's region (data lives separately, page
@@ -81,7 +84,9 @@ uint64_t shm_bounce_xfer_id(struct shm_region *self);
 
 /* Fill free segments of our pool with the next bytes of tx. Returns 1 when
  * every byte was pushed and drained, 0 when more progress is needed (no
- * free segment or still in flight). Never blocks. */
+ * free segment or still in flight). Never blocks. A segment the puller
+ * rejected ends the transfer at once: its segments are taken back, err is
+ * -FI_EIO, and 1 is returned. */
 int shm_bounce_push(struct shm_region *self, struct shm_bounce_tx *tx);
 
 /* Give back tx's segments (the puller died or the transfer was cancelled:
@@ -90,8 +95,10 @@ void shm_bounce_tx_abort(struct shm_region *self, struct shm_bounce_tx *tx);
 
 /* Drain the peer's segments that belong to rx into rx->iov. Returns 1 when
  * rx->total bytes arrived, 0 when more are to come, -FI_EINVAL if a segment
- * with our id is malformed (offset/len outside the transfer: logged), or
- * rx->check's error (that segment is left filled, not copied). */
+ * with our id is malformed (offset/len outside the transfer: logged, and
+ * the segment marked SHM_SEG_REJECTED so the pusher stops and frees its
+ * segments; pull no more from rx then), or rx->check's error (that
+ * segment is left filled, not copied). */
 int shm_bounce_pull(struct shm_peer *peer, struct shm_bounce_rx *rx);
 
 #endif /* SHM_BOUNCE_H */

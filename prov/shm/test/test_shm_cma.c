@@ -346,20 +346,57 @@ static void test_bounce_malformed(void **state)
 	bounce_open(&bp, 4096, 2);
 	tx.xfer_id = rx.xfer_id = shm_bounce_xfer_id(bp.pusher);
 	assert_int_equal(shm_bounce_push(bp.pusher, &tx), 0);
+	/* Each malformed header is refused and the segment marked
+	 * rejected (filled again here, as a buggy pusher would). */
 	bp.pusher->segs[0].len = 5000;
 	assert_int_equal(shm_bounce_pull(bp.peer, &rx), -FI_EINVAL);
+	assert_int_equal(atomic_load(&bp.pusher->segs[0].state),
+			 SHM_SEG_REJECTED);
+	atomic_store(&bp.pusher->segs[0].state, SHM_SEG_FILLED);
 	bp.pusher->segs[0].len = 60;
 	bp.pusher->segs[0].offset = 50;
 	assert_int_equal(shm_bounce_pull(bp.peer, &rx), -FI_EINVAL);
+	atomic_store(&bp.pusher->segs[0].state, SHM_SEG_FILLED);
 	bp.pusher->segs[0].offset = UINT64_MAX - 10;
 	assert_int_equal(shm_bounce_pull(bp.peer, &rx), -FI_EINVAL);
 	assert_int_equal(rx.received, 0);
-	/* Other ids are not ours: ignored. */
+	/* Other ids are not ours: ignored, even filled. */
+	atomic_store(&bp.pusher->segs[0].state, SHM_SEG_FILLED);
 	rx.xfer_id++;
 	assert_int_equal(shm_bounce_pull(bp.peer, &rx), 0);
+	assert_int_equal(atomic_load(&bp.pusher->segs[0].state),
+			 SHM_SEG_FILLED);
 	shm_bounce_tx_abort(bp.pusher, &tx);
 	assert_int_equal(bp.pusher->seg_owned, 0);
 	assert_int_equal(atomic_load(&bp.pusher->segs[0].state), SHM_SEG_FREE);
+	bounce_close(&bp);
+}
+
+/* The pusher of a transfer whose segment was rejected takes back all its
+ * segments and ends it with -FI_EIO, without waiting for drains that
+ * will never come. */
+static void test_bounce_rejected(void **state)
+{
+	struct iovec s = { src_buf, 3 * 4096 }, d = { dst_buf, 3 * 4096 };
+	struct shm_bounce_tx tx = { &s, 1, 3 * 4096 };
+	struct shm_bounce_rx rx = { &d, 1, 3 * 4096 };
+	struct bounce_pair bp;
+
+	(void)state;
+	bounce_open(&bp, 4096, 4);
+	tx.xfer_id = rx.xfer_id = shm_bounce_xfer_id(bp.pusher);
+	assert_int_equal(shm_bounce_push(bp.pusher, &tx), 0);
+	assert_int_equal(__builtin_popcountll(bp.pusher->seg_owned), 3);
+	assert_int_equal(atomic_load(&bp.pusher->segs[1].state),
+			 SHM_SEG_FILLED);
+	bp.pusher->segs[1].len = 4097;
+	assert_int_equal(shm_bounce_pull(bp.peer, &rx), -FI_EINVAL);
+	assert_int_equal(shm_bounce_push(bp.pusher, &tx), 1);
+	assert_int_equal(tx.err, -FI_EIO);
+	assert_int_equal(tx.inflight, 0);
+	assert_int_equal(bp.pusher->seg_owned, 0);
+	assert_int_equal(atomic_load(&bp.pusher->segs[0].state), SHM_SEG_FREE);
+	assert_int_equal(atomic_load(&bp.pusher->segs[1].state), SHM_SEG_FREE);
 	bounce_close(&bp);
 }
 
@@ -421,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_bounce_sizes),
 		cmocka_unit_test(test_bounce_two_transfers),
 		cmocka_unit_test(test_bounce_malformed),
+		cmocka_unit_test(test_bounce_rejected),
 		cmocka_unit_test(test_bounce_cross_process),
 	};
 

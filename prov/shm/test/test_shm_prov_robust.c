@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm provider robustness: a malformed bounce segment of a read makes the
+ * target give its segments back. Bounce segments are forced the
+ * way test_shm_prov_rma does (shm_cma_test_refuse). Data is checked
+ * byte by byte; endpoint internals only where the property is internal
+ * (a mapping, a segment count).
+ */
+#include "shm_prov_test.h"
+#include "../src/shm.h"
+#include "../src/shm_bounce.h"
+
+static struct tctx T;
+
+#define CAPS (FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
+	      FI_REMOTE_WRITE)
+#define SMALL 100
+#define LARGE ((size_t)1 << 20)
+/* How long a transfer that should go on may take before it fails. */
+#define SHORT_S 10
+
+static int setup_bounce(void **state)
+{
+	(void)state;
+	shm_cma_test_refuse = 1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	shm_cma_test_refuse = 0;
+	return 0;
+}
+
+static struct shm_ep *iep(int i)
+{
+	return to_shm_ep(T.ep[i]);
+}
+
+/* Endpoint i's conn to endpoint j, or NULL. */
+static struct shm_conn *conn_of(int i, int j)
+{
+	struct shm_conn *c;
+
+	HASH_FIND_STR(iep(i)->conns, shm_region_name(iep(j)->region), c);
+	return c;
+}
+
+static void progress(int i)
+{
+	shm_ep_progress(&iep(i)->util);
+}
+
+static uint64_t raddr(const void *base, size_t off)
+{
+	if (T.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+		return (uintptr_t)base + off;
+	return off;
+}
+
+/* Like t_wait, with a short deadline: a transfer that should go on. */
+static struct t_comp wait_short(void *ctx)
+{
+	uint64_t deadline = t_now_s() + SHORT_S;
+	struct t_comp c;
+
+	while (!t_take(&T, ctx, &c)) {
+		t_poll(&T);
+		if (t_now_s() > deadline)
+			fail_msg("no completion for %p within %d s", ctx,
+				 SHORT_S);
+	}
+	return c;
+}
+
+static void wait_short_ok(void *ctx)
+{
+	struct t_comp c = wait_short(ctx);
+
+	if (c.is_err)
+		fail_msg("context %p failed: %s", ctx, fi_strerror(c.err.err));
+}
+
+/* A filled segment of ep 1's region that belongs to a read (the top bit
+ * of the transfer id), the highest such index, or -1. */
+static int read_seg_filled(void)
+{
+	struct shm_region *r = iep(1)->region;
+	int i;
+
+	for (i = (int)r->attr.bounce_seg_count - 1; i >= 0; i--)
+		if (atomic_load(&r->segs[i].state) == SHM_SEG_FILLED &&
+		    (r->segs[i].xfer_id >> 63))
+			return i;
+	return -1;
+}
+
+/* The target of a bounce read fills a segment whose header is corrupt:
+ * the read fails with FI_EIO, and the target takes its segments back and
+ * ends its part (else that peer's later cells would wait behind it), so a
+ * second read moves the right bytes. */
+static void test_bounce_read_malformed(void **state)
+{
+	uint8_t *tbuf = malloc(LARGE), *dst = calloc(1, LARGE);
+	struct fi_cq_err_entry err;
+	struct fi_context rc, rc2;
+	struct fid_mr *mr;
+	struct shm_conn *c;
+	int seg, i;
+
+	(void)state;
+	assert_non_null(tbuf);
+	assert_non_null(dst);
+	t_open(&T, CAPS, 2);
+	t_fill(tbuf, LARGE, 12);
+	assert_int_equal(fi_mr_reg(T.domain, tbuf, LARGE, FI_REMOTE_READ, 0,
+				   1, 0, &mr, NULL), 0);
+	T_POST(&T, fi_read(T.ep[0], dst, LARGE, NULL, T.addr[1],
+			   raddr(tbuf, 0), fi_mr_key(mr), &rc));
+	for (i = 0; i < 1000 && (seg = read_seg_filled()) < 0; i++)
+		progress(1);	/* only the target: it fills, nobody drains */
+	assert_true(seg >= 0);
+	iep(1)->region->segs[seg].offset = (uint64_t)1 << 40;
+
+	err = t_wait_err(&T, &rc);
+	assert_int_equal(err.err, FI_EIO);
+	c = conn_of(1, 0);
+	for (i = 0; i < 100 && iep(1)->rma_xfers; i++)
+		t_poll(&T);
+	assert_null(iep(1)->rma_xfers);
+	assert_int_equal(c->rma_busy, 0);
+	assert_int_equal(iep(1)->region->seg_owned, 0);
+
+	memset(dst, 0, LARGE);
+	T_POST(&T, fi_read(T.ep[0], dst, LARGE, NULL, T.addr[1],
+			   raddr(tbuf, 0), fi_mr_key(mr), &rc2));
+	wait_short_ok(&rc2);
+	assert_int_equal(t_check(dst, LARGE, 12), -1);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	free(tbuf);
+	free(dst);
+	t_close(&T);
+}
+
+#define T_BOUNCE(f)							\
+	{ "bounce/" #f, f, setup_bounce, teardown, NULL }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T_BOUNCE(test_bounce_read_malformed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
