@@ -56,6 +56,7 @@ struct shm_env {
 	uint32_t max_peers;
 	uint32_t bounce_seg_size;
 	uint32_t bounce_seg_count;
+	uint32_t bounce_peer_segs;	/* cap per peer, 0 = half the pool */
 	int disable_cma;
 	int remote_comm;
 	size_t peer_timeout_ms;
@@ -93,6 +94,7 @@ struct shm_conn {
 	/* Its bounce RMA in progress here (shm_rma_bounce.c): its later
 	 * cells wait, which keeps the advertised RMA/send orders. */
 	uint32_t rma_busy;
+	uint32_t bounce_segs;		/* our segments its transfers hold */
 	bool dead;
 };
 
@@ -300,6 +302,12 @@ struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
 int shm_conn_open_peer(struct shm_ep *ep, struct shm_conn *conn);
 fi_addr_t shm_conn_fi_addr(struct shm_ep *ep, struct shm_conn *conn);
 void shm_conn_close_all(struct shm_ep *ep);
+/* shm_bounce_push for a transfer toward conn, within its share of the
+ * pool (shm_env.bounce_peer_segs); shm_bounce_tx_abort likewise. */
+int shm_conn_bounce_push(struct shm_ep *ep, struct shm_conn *conn,
+			 struct shm_bounce_tx *b);
+void shm_conn_bounce_abort(struct shm_ep *ep, struct shm_conn *conn,
+			   struct shm_bounce_tx *b);
 /* -FI_EAGAIN while the peer may drain its queue, an error once it is
  * found dead (checked only every so many refusals). */
 ssize_t shm_conn_full(struct shm_ep *ep, struct shm_conn *conn);

@@ -89,6 +89,12 @@ uint64_t shm_bounce_xfer_id(struct shm_region *self);
  * -FI_EIO, and 1 is returned. */
 int shm_bounce_push(struct shm_region *self, struct shm_bounce_tx *tx);
 
+/* Segments tx holds now (its share of the pool). */
+static inline uint32_t shm_bounce_held(const struct shm_bounce_tx *tx)
+{
+	return (uint32_t)__builtin_popcountll(tx->inflight);
+}
+
 /* Give back tx's segments (the puller died or the transfer was cancelled:
  * only after the peer is known dead or will never pull again). */
 void shm_bounce_tx_abort(struct shm_region *self, struct shm_bounce_tx *tx);

@@ -221,3 +221,38 @@ void shm_conn_close_all(struct shm_ep *ep)
 	ep->tx_map = NULL;
 	ep->tx_map_len = 0;
 }
+
+/* Transfers toward one peer hold at most this many of our segments, so a
+ * peer that stops draining (a receiver that does not progress) leaves the
+ * rest of the pool to the others. */
+static uint32_t shm_conn_bounce_cap(const struct shm_ep *ep)
+{
+	uint32_t n = ep->region->attr.bounce_seg_count;
+	uint32_t cap = shm_env.bounce_peer_segs ? shm_env.bounce_peer_segs :
+						  n / 2;
+
+	return cap < 1 ? 1 : cap > n ? n : cap;
+}
+
+int shm_conn_bounce_push(struct shm_ep *ep, struct shm_conn *conn,
+			 struct shm_bounce_tx *b)
+{
+	uint32_t held = shm_bounce_held(b), cap = shm_conn_bounce_cap(ep);
+	uint32_t room = cap > conn->bounce_segs ? cap - conn->bounce_segs : 0;
+	int ret;
+
+	/* window 0 would mean the whole pool. */
+	if (!held && !room && b->pushed < b->total)
+		return 0;
+	b->window = held + room;
+	ret = shm_bounce_push(ep->region, b);
+	conn->bounce_segs = conn->bounce_segs - held + shm_bounce_held(b);
+	return ret;
+}
+
+void shm_conn_bounce_abort(struct shm_ep *ep, struct shm_conn *conn,
+			   struct shm_bounce_tx *b)
+{
+	conn->bounce_segs -= shm_bounce_held(b);
+	shm_bounce_tx_abort(ep->region, b);
+}

@@ -22,6 +22,7 @@ struct shm_env shm_env = {
 	.max_peers = SHM_DEF_MAX_PEERS,
 	.bounce_seg_size = SHM_DEF_BOUNCE_SEG_SIZE,
 	.bounce_seg_count = SHM_DEF_BOUNCE_SEGS,
+	.bounce_peer_segs = 0,
 	.disable_cma = 0,
 	.remote_comm = 0,
 	.peer_timeout_ms = 1000,
@@ -269,6 +270,11 @@ static void shm_params_define(void)
 	fi_param_define(&shm_prov, "bounce_seg_count", FI_PARAM_SIZE_T,
 			"Bounce segments per endpoint, 1..64 (default %u).",
 			shm_env.bounce_seg_count);
+	fi_param_define(&shm_prov, "bounce_peer_segs", FI_PARAM_SIZE_T,
+			"Bounce segments the transfers toward one peer may "
+			"hold at once, so a peer that does not drain leaves "
+			"the rest to others; 0 = half of bounce_seg_count "
+			"(default 0).");
 	fi_param_define(&shm_prov, "peer_timeout_ms", FI_PARAM_SIZE_T,
 			"Milliseconds an operation waits on a peer before the "
 			"peer's liveness is checked (default %zu).",
@@ -309,6 +315,14 @@ static void shm_params_read(void)
 	if (!fi_param_get_size_t(&shm_prov, "bounce_seg_count", &v) &&
 	    v <= UINT32_MAX)
 		shm_env.bounce_seg_count = (uint32_t)v;
+	if (!fi_param_get_size_t(&shm_prov, "bounce_peer_segs", &v)) {
+		if (v <= SHM_MAX_BOUNCE_SEGS)
+			shm_env.bounce_peer_segs = (uint32_t)v;
+		else
+			FI_WARN(&shm_prov, FI_LOG_CORE,
+				"FI_SHM_BOUNCE_PEER_SEGS %zu above %u, using "
+				"the default\n", v, SHM_MAX_BOUNCE_SEGS);
+	}
 	if (!fi_param_get_size_t(&shm_prov, "peer_timeout_ms", &v) && v)
 		shm_env.peer_timeout_ms = v;
 	if (!fi_param_get_size_t(&shm_prov, "unexp_count", &v) && v)

@@ -196,7 +196,7 @@ static void shm_rma_xfer_end(struct shm_ep *ep, struct shm_rma_xfer *x,
 
 	if (conn->dead) {
 		if (x->op == SHM_OP_READ)
-			shm_bounce_tx_abort(ep->region, &x->btx);
+			shm_conn_bounce_abort(ep, conn, &x->btx);
 	} else {
 		if (!status)
 			shm_rma_target_events(ep, conn, x->op, x->flags,
@@ -215,7 +215,7 @@ static int shm_rma_xfer_step(struct shm_ep *ep, struct shm_rma_xfer *x)
 
 	if (x->op == SHM_OP_WRITE)
 		return shm_bounce_pull(x->conn->peer, &x->brx);
-	ret = shm_bounce_push(ep->region, &x->btx);
+	ret = shm_conn_bounce_push(ep, x->conn, &x->btx);
 	if (ret == 1 && x->btx.err)
 		return x->btx.err;
 	return ret;

@@ -160,7 +160,7 @@ void shm_tx_activate(struct shm_ep *ep, struct shm_tx_entry *tx)
 void shm_tx_complete(struct shm_ep *ep, struct shm_tx_entry *tx, int err)
 {
 	if (tx->bounce_active)
-		shm_bounce_tx_abort(ep->region, &tx->bounce);
+		shm_conn_bounce_abort(ep, tx->conn, &tx->bounce);
 	if (err) {
 		util_ep_tx_err(&ep->util, tx->context, tx->comp_flags, err, 0,
 			       tx->len, 0);
@@ -292,7 +292,8 @@ void shm_tx_progress(struct shm_ep *ep)
 		return;
 	DL_FOREACH_SAFE(ep->tx_active, tx, tmp) {
 		if (tx->bounce_active) {
-			if (shm_bounce_push(ep->region, &tx->bounce) == 1)
+			if (shm_conn_bounce_push(ep, tx->conn,
+						 &tx->bounce) == 1)
 				tx->bounce_active = false;
 		} else if (tx->pull_active) {
 			shm_tx_pull(ep, tx);	/* may complete tx */

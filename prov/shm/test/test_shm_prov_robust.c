@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm provider robustness: a malformed bounce segment of a read makes the
- * target give its segments back. Bounce segments are forced the
+ * shm provider robustness: one peer that does not drain cannot take every
+ * bounce segment of an endpoint; a malformed bounce segment of a read
+ * makes the target give its segments back. Bounce segments are forced the
  * way test_shm_prov_rma does (shm_cma_test_refuse). Data is checked
  * byte by byte; endpoint internals only where the property is internal
  * (a mapping, a segment count).
@@ -82,6 +83,55 @@ static void wait_short_ok(void *ctx)
 		fail_msg("context %p failed: %s", ctx, fi_strerror(c.err.err));
 }
 
+/* ep 0 sends a large message to ep 1, which posts no receive (its RTS
+ * waits unexpected, nobody drains ep 0's segments), then one to ep 2,
+ * which receives: ep 2's transfer must not wait for ep 1. */
+static void test_bounce_fair_share(void **state)
+{
+	size_t big = 4 * LARGE;
+	uint8_t *s1 = malloc(big), *d1 = calloc(1, big);
+	uint8_t *s2 = malloc(LARGE), *d2 = calloc(1, LARGE);
+	struct fi_context sc1, rc1, sc2, rc2;
+	uint32_t segs = shm_env.bounce_seg_count;
+	int i;
+
+	(void)state;
+	assert_non_null(s1);
+	assert_non_null(d1);
+	assert_non_null(s2);
+	assert_non_null(d2);
+	t_open(&T, CAPS, 3);
+	t_fill(s1, big, 10);
+	t_fill(s2, LARGE, 11);
+	T_POST(&T, fi_send(T.ep[0], s1, big, NULL, T.addr[1], &sc1));
+	for (i = 0; i < 100; i++)
+		t_poll(&T);
+	/* ep 1's transfer holds its share, not the pool. */
+	assert_true(conn_of(0, 1)->bounce_segs > 0);
+	assert_true(conn_of(0, 1)->bounce_segs <= segs / 2);
+	assert_true(__builtin_popcountll(iep(0)->region->seg_owned) <
+		    (int)segs);
+
+	T_POST(&T, fi_recv(T.ep[2], d2, LARGE, NULL, FI_ADDR_UNSPEC, &rc2));
+	T_POST(&T, fi_send(T.ep[0], s2, LARGE, NULL, T.addr[2], &sc2));
+	wait_short_ok(&rc2);
+	wait_short_ok(&sc2);
+	assert_int_equal(t_check(d2, LARGE, 11), -1);
+
+	T_POST(&T, fi_recv(T.ep[1], d1, big, NULL, FI_ADDR_UNSPEC, &rc1));
+	wait_short_ok(&rc1);
+	wait_short_ok(&sc1);
+	assert_int_equal(t_check(d1, big, 10), -1);
+	assert_int_equal(conn_of(0, 1)->bounce_segs, 0);
+	assert_int_equal(conn_of(0, 2)->bounce_segs, 0);
+	assert_int_equal(iep(0)->region->seg_owned, 0);
+	free(s1);
+	free(d1);
+	free(s2);
+	free(d2);
+	t_close(&T);
+}
+
 /* A filled segment of ep 1's region that belongs to a read (the top bit
  * of the transfer id), the highest such index, or -1. */
 static int read_seg_filled(void)
@@ -130,6 +180,7 @@ static void test_bounce_read_malformed(void **state)
 		t_poll(&T);
 	assert_null(iep(1)->rma_xfers);
 	assert_int_equal(c->rma_busy, 0);
+	assert_int_equal(c->bounce_segs, 0);
 	assert_int_equal(iep(1)->region->seg_owned, 0);
 
 	memset(dst, 0, LARGE);
@@ -149,6 +200,7 @@ static void test_bounce_read_malformed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T_BOUNCE(test_bounce_fair_share),
 		T_BOUNCE(test_bounce_read_malformed),
 	};
 
