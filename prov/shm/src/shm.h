@@ -96,6 +96,8 @@ struct shm_conn {
 	uint32_t rma_busy;
 	uint32_t bounce_segs;		/* our segments its transfers hold */
 	bool dead;
+	/* Its AV address was removed: the mapping goes once idle. */
+	bool av_removed;
 };
 
 /* fi_addr -> conn cache of the transmit side. */
@@ -270,7 +272,15 @@ struct shm_ep {
 
 	uint64_t progress_calls;
 	uint64_t split_seq;		/* last CTS rx_id */
+	/* SHM_AV_* bits: an address left an AV (set by fi_av_remove),
+	 * releases are deferred; progress sweeps while nonzero. */
+	_Atomic uint32_t av_dirty;
+	uint32_t conns_removed;		/* conns with av_removed set */
+	struct shm_ep *av_prev, *av_next;	/* every shm endpoint */
 };
+
+#define SHM_AV_CHANGED 1u
+#define SHM_AV_PENDING 2u
 
 static inline struct shm_ep *to_shm_ep(struct fid_ep *ep_fid)
 {
@@ -281,6 +291,10 @@ static inline struct shm_ep *to_shm_ep_util(struct util_ep *util)
 {
 	return container_of(util, struct shm_ep, util);
 }
+
+/* shm_av.c: fi_av_remove flags every endpoint (SHM_AV_CHANGED). */
+void shm_av_ep_add(struct shm_ep *ep);
+void shm_av_ep_del(struct shm_ep *ep);
 
 /* shm_init.c */
 void shm_env_region_attr(struct shm_region_attr *attr);
@@ -302,6 +316,17 @@ struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
 int shm_conn_open_peer(struct shm_ep *ep, struct shm_conn *conn);
 fi_addr_t shm_conn_fi_addr(struct shm_ep *ep, struct shm_conn *conn);
 void shm_conn_close_all(struct shm_ep *ep);
+/* Progress, once ep->av_dirty is set: unmap the peers whose address left
+ * the AV and that nothing uses any more. */
+void shm_conn_sweep(struct shm_ep *ep);
+
+/* Every progress call: one load of a word of ep. */
+static inline void shm_conn_sweep_check(struct shm_ep *ep)
+{
+	if (WEFT_UNLIKELY(atomic_load_explicit(&ep->av_dirty,
+					       memory_order_relaxed)))
+		shm_conn_sweep(ep);
+}
 /* shm_bounce_push for a transfer toward conn, within its share of the
  * pool (shm_env.bounce_peer_segs); shm_bounce_tx_abort likewise. */
 int shm_conn_bounce_push(struct shm_ep *ep, struct shm_conn *conn,

@@ -6,8 +6,10 @@
  */
 #include "weft/compat.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <utlist.h>
 
 #include "shm.h"
 
@@ -44,6 +46,50 @@ static int shm_av_insert(struct util_av *av, fi_addr_t fi_addr,
 	return 0;
 }
 
+/* Every shm endpoint of the process, for shm_av_remove. The lock is a
+ * leaf: taken under the AV lock, never while taking another. */
+static pthread_mutex_t shm_av_eps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shm_ep *shm_av_eps;
+
+void shm_av_ep_add(struct shm_ep *ep)
+{
+	pthread_mutex_lock(&shm_av_eps_lock);
+	DL_APPEND2(shm_av_eps, ep, av_prev, av_next);
+	pthread_mutex_unlock(&shm_av_eps_lock);
+}
+
+void shm_av_ep_del(struct shm_ep *ep)
+{
+	pthread_mutex_lock(&shm_av_eps_lock);
+	DL_DELETE2(shm_av_eps, ep, av_prev, av_next);
+	pthread_mutex_unlock(&shm_av_eps_lock);
+}
+
+/*
+ * The AV runs under its own lock, which progress takes after the
+ * endpoint's, so it does not touch the endpoints' peers itself: it marks
+ * the slot stale and flags every endpoint (whichever AV it is bound to:
+ * removals are rare, a sweep is cheap). Each endpoint, at its next
+ * progress, drops the conn of that address from its fi_addr cache and
+ * unmaps the peer once nothing in flight uses the mapping
+ * (shm_conn_sweep). gen 0 is never handed out, so the sweep sees the slot
+ * stale even before util frees it.
+ */
+static void shm_av_remove(struct util_av *av, fi_addr_t fi_addr,
+			  const void *addr, void *data)
+{
+	struct shm_av_data *d = data;
+	struct shm_ep *ep;
+
+	(void)av; (void)fi_addr; (void)addr;
+	d->gen = 0;
+	pthread_mutex_lock(&shm_av_eps_lock);
+	DL_FOREACH2(shm_av_eps, ep, av_next)
+		atomic_fetch_or_explicit(&ep->av_dirty, SHM_AV_CHANGED,
+					 memory_order_release);
+	pthread_mutex_unlock(&shm_av_eps_lock);
+}
+
 static const char *shm_av_straddr(const void *addr, char *buf, size_t *len)
 {
 	size_t n = strnlen(addr, SHM_ADDR_LEN);
@@ -59,6 +105,6 @@ const struct util_av_prov shm_av_prov = {
 	.data_size = sizeof(struct shm_av_data),
 	.validate = shm_av_validate,
 	.insert = shm_av_insert,
-	.remove = NULL,
+	.remove = shm_av_remove,
 	.straddr = shm_av_straddr,
 };

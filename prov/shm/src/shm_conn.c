@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <utlist.h>
 
 #include "shm.h"
 
@@ -95,7 +96,7 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 			    struct shm_conn **conn)
 {
 	char name[SHM_NAME_MAX];
-	struct shm_conn *c;
+	struct shm_conn *c, *old;
 	int ret;
 
 	ret = shm_addr_to_region(addr, SHM_ADDR_LEN, name, sizeof(name));
@@ -112,6 +113,20 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 	ret = shm_conn_open_peer(ep, c);
 	if (ret)
 		return ret;
+	if (c->av_removed) {		/* inserted again before it went */
+		c->av_removed = false;
+		ep->conns_removed--;
+	}
+	/* The slot went to another address before a sweep saw it free: the
+	 * old one was removed (the sweep unmarks it if it is still mapped
+	 * under another fi_addr). */
+	old = ep->tx_map[fi_addr].conn;
+	if (old && old != c && !old->av_removed) {
+		old->av_removed = true;
+		ep->conns_removed++;
+		atomic_fetch_or_explicit(&ep->av_dirty, SHM_AV_CHANGED,
+					 memory_order_relaxed);
+	}
 	ep->tx_map[fi_addr].gen = gen;
 	ep->tx_map[fi_addr].conn = c;
 	*conn = c;
@@ -220,6 +235,104 @@ void shm_conn_close_all(struct shm_ep *ep)
 	free(ep->tx_map);
 	ep->tx_map = NULL;
 	ep->tx_map_len = 0;
+}
+
+/* Mark the conns whose AV address is gone (slot freed, or reused with
+ * another generation) and drop them from the fi_addr cache. A conn that
+ * another, live fi_addr maps to (removed and inserted again before this
+ * sweep) stays. */
+static void shm_conn_mark_removed(struct shm_ep *ep)
+{
+	struct util_av *av = ep->util.av;
+	struct shm_conn *c, *tmp;
+	size_t i;
+
+	/* FI_SOURCE's cached fi_addr may now name another address. */
+	HASH_ITER(hh, ep->conns, c, tmp)
+		c->fi_addr = FI_ADDR_NOTAVAIL;
+	for (i = 0; i < ep->tx_map_len; i++) {
+		struct util_av_slot *slot;
+		const struct shm_av_data *d;
+
+		c = ep->tx_map[i].conn;
+		if (!c)
+			continue;
+		slot = av ? util_av_slot(av, i) : NULL;
+		d = slot ? (const void *)(slot->bytes + av->data_off) : NULL;
+		if (d && d->gen == ep->tx_map[i].gen)
+			continue;
+		ep->tx_map[i].conn = NULL;
+		if (!c->av_removed) {
+			c->av_removed = true;
+			ep->conns_removed++;
+		}
+	}
+	for (i = 0; i < ep->tx_map_len; i++) {
+		c = ep->tx_map[i].conn;
+		if (c && c->av_removed) {
+			c->av_removed = false;
+			ep->conns_removed--;
+		}
+	}
+}
+
+/* Does anything still need c's mapping (or our slot in its region)? Then
+ * releasing now is unsafe and waits: our operations toward it (a bounce
+ * read drains its segments through the mapping: unmapped, that faults;
+ * others wait for liveness checks that use it), its transfers we pull or
+ * serve, its pending replies, our segments it holds, and our cells in its
+ * queue: the peer finds their sender by our slot there, and a freed slot
+ * makes it drop them (a read request lost that way never completes), so
+ * the slot is kept until it consumed them (or died). fi_av(3) leaves
+ * operations on removed addresses undefined; these simply complete. */
+static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c)
+{
+	struct shm_ack_pending *a;
+	struct shm_pull *p;
+
+	if (c->inflight || c->rma_busy || c->bounce_segs)
+		return true;
+	DL_FOREACH(ep->pulls, p)
+		if (p->conn == c)
+			return true;
+	LL_FOREACH(ep->acks, a)
+		if (a->conn == c)
+			return true;
+	if (!c->peer || c->dead || shm_peer_drained(c->peer))
+		return false;
+	/* A peer that stopped consuming: its liveness, now and then. */
+	return (ep->progress_calls & 0x3ffu) || shm_conn_check(ep, c);
+}
+
+/* Unmap an idle removed peer and give its slot back. The conn itself
+ * stays (receive caches and queued messages point at it) and maps the
+ * peer again if it is inserted again or sends to us. */
+static void shm_conn_release(struct shm_ep *ep, struct shm_conn *c)
+{
+	FI_INFO(&shm_prov, FI_LOG_AV, "%s left the AV: unmapped\n", c->name);
+	shm_peer_close(c->peer);
+	c->peer = NULL;
+	c->av_removed = false;
+	ep->conns_removed--;
+}
+
+void shm_conn_sweep(struct shm_ep *ep)
+{
+	uint32_t what = atomic_exchange_explicit(&ep->av_dirty, 0,
+						 memory_order_acquire);
+	struct shm_conn *c, *tmp;
+
+	if (what & SHM_AV_CHANGED)
+		shm_conn_mark_removed(ep);
+	if (!ep->conns_removed)
+		return;
+	HASH_ITER(hh, ep->conns, c, tmp)
+		if (c->av_removed && !shm_conn_busy(ep, c))
+			shm_conn_release(ep, c);
+	/* Deferred releases keep progress coming back here. */
+	if (ep->conns_removed)
+		atomic_fetch_or_explicit(&ep->av_dirty, SHM_AV_PENDING,
+					 memory_order_relaxed);
 }
 
 /* Transfers toward one peer hold at most this many of our segments, so a

@@ -14,6 +14,7 @@ static int shm_ep_close(struct fid *fid)
 {
 	struct shm_ep *ep = container_of(fid, struct shm_ep, util.ep_fid.fid);
 
+	shm_av_ep_del(ep);
 	util_ep_fini(&ep->util);
 	shm_conn_close_all(ep);
 	shm_region_close(ep->region);
@@ -178,6 +179,7 @@ int shm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ret = shm_rma_bounce_init(ep);
 	if (ret)
 		goto err_rx;
+	shm_av_ep_add(ep);
 	shm_ep_set_ops(ep);
 	*ep_fid = &ep->util.ep_fid;
 	return 0;

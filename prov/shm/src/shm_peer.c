@@ -192,3 +192,21 @@ bool shm_peer_alive(struct shm_peer *peer)
 		peer->dead = true;
 	return !peer->dead;
 }
+
+bool shm_peer_drained(const struct shm_peer *peer)
+{
+	/* The last position we claimed, or lost the claim of to another
+	 * producer (then it is later than every cell of ours). */
+	uint64_t pos = atomic_load_explicit(peer->q.claim_pos,
+					    memory_order_relaxed);
+	const struct shm_cell *cell;
+	uint64_t seq;
+
+	if (pos == UINT64_MAX)
+		return true;	/* never sent anything */
+	cell = shm_cell_at(peer->q.cells, peer->q.cell_size, pos & peer->q.mask);
+	seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
+	/* The consumer hands position pos back as pos + cell_count; a later
+	 * round only moves seq further. */
+	return (int64_t)(seq - (pos + peer->q.mask + 1)) >= 0;
+}

@@ -71,4 +71,10 @@ static inline bool shm_peer_cma(const struct shm_peer *peer)
  * long, not per message. Once false, stays false. */
 bool shm_peer_alive(struct shm_peer *peer);
 
+/* Has the peer consumed (polled and handed back) every cell we committed
+ * to its queue? Our cells name us by our slot there, so the slot must stay
+ * ours until then. Reads two shared words, no syscall; a peer that never
+ * consumes keeps this false (check its liveness separately). */
+bool shm_peer_drained(const struct shm_peer *peer);
+
 #endif /* SHM_PEER_H */

@@ -122,6 +122,7 @@ void shm_ep_progress_locked(struct shm_ep *ep)
 		shm_rx_progress(ep);
 	if (WEFT_UNLIKELY(ep->rma_xfers != NULL))
 		shm_rma_bounce_progress(ep);
+	shm_conn_sweep_check(ep);
 }
 
 void shm_ep_progress(struct util_ep *util)

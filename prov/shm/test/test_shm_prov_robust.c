@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm provider robustness: one peer that does not drain cannot take every
+ * shm provider robustness: fi_av_remove releases the peer's mapping (at
+ * once when idle, after in-flight operations otherwise) and inserting the
+ * address again works; one peer that does not drain cannot take every
  * bounce segment of an endpoint; a malformed bounce segment of a read
  * makes the target give its segments back. Bounce segments are forced the
  * way test_shm_prov_rma does (shm_cma_test_refuse). Data is checked
@@ -19,6 +21,13 @@ static struct tctx T;
 #define LARGE ((size_t)1 << 20)
 /* How long a transfer that should go on may take before it fails. */
 #define SHORT_S 10
+
+static int setup_cma(void **state)
+{
+	(void)state;
+	shm_cma_test_refuse = 0;
+	return 0;
+}
 
 static int setup_bounce(void **state)
 {
@@ -81,6 +90,198 @@ static void wait_short_ok(void *ctx)
 
 	if (c.is_err)
 		fail_msg("context %p failed: %s", ctx, fi_strerror(c.err.err));
+}
+
+/* One message of len bytes from i to dest (an fi_addr of j), checked. */
+static void send_recv(int i, fi_addr_t dest, int j, size_t len, unsigned seed)
+{
+	uint8_t *src = malloc(len), *dst = calloc(1, len);
+	struct fi_context sc, rc;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	t_fill(src, len, seed);
+	T_POST(&T, fi_recv(T.ep[j], dst, len, NULL, FI_ADDR_UNSPEC, &rc));
+	T_POST(&T, fi_send(T.ep[i], src, len, NULL, dest, &sc));
+	wait_short_ok(&sc);
+	wait_short_ok(&rc);
+	assert_int_equal(t_check(dst, len, seed), -1);
+	free(src);
+	free(dst);
+}
+
+/* Poll until endpoint i's conn to j has no mapping. */
+static void wait_unmapped(int i, int j)
+{
+	uint64_t deadline = t_now_s() + SHORT_S;
+
+	while (conn_of(i, j)->peer) {
+		t_poll(&T);
+		if (t_now_s() > deadline)
+			fail_msg("ep %d still maps ep %d", i, j);
+	}
+}
+
+static fi_addr_t reinsert(int j)
+{
+	fi_addr_t a = FI_ADDR_NOTAVAIL;
+
+	assert_int_equal(fi_av_insert(T.av, T.name[j], 1, &a, 0, NULL), 1);
+	assert_true(a != FI_ADDR_NOTAVAIL);
+	return a;
+}
+
+/* insert, send/recv, remove: unmapped and our slot in the peer's region
+ * given back; insert again: a new slot, and data moves again. */
+static void test_av_remove_reinsert(void **state)
+{
+	struct shm_region *r1;
+	struct shm_conn *c;
+	uint8_t buf[SMALL];
+	uint16_t src;
+	fi_addr_t a;
+
+	(void)state;
+	t_open(&T, CAPS, 2);
+	r1 = iep(1)->region;
+	send_recv(0, T.addr[1], 1, SMALL, 1);
+	send_recv(0, T.addr[1], 1, LARGE, 2);
+	c = conn_of(0, 1);
+	assert_non_null(c);
+	assert_non_null(c->peer);
+	src = c->peer->q.src;
+	assert_int_equal(atomic_load(&r1->slots[src].state), SHM_SLOT_READY);
+
+	assert_int_equal(fi_av_remove(T.av, &T.addr[1], 1, 0), 0);
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(fi_send(T.ep[0], buf, sizeof(buf), NULL, T.addr[1],
+				 NULL), -FI_EINVAL);
+	wait_unmapped(0, 1);
+	assert_int_equal(iep(0)->conns_removed, 0);
+	assert_int_equal(atomic_load(&r1->slots[src].state), SHM_SLOT_FREE);
+
+	a = reinsert(1);
+	send_recv(0, a, 1, SMALL, 3);
+	send_recv(0, a, 1, LARGE, 4);
+	assert_non_null(conn_of(0, 1)->peer);
+	/* Both directions still work, also toward the remover. */
+	send_recv(1, T.addr[0], 0, LARGE, 5);
+
+	/* Remove and insert again before any progress: the conn stays. */
+	assert_int_equal(fi_av_remove(T.av, &a, 1, 0), 0);
+	a = reinsert(1);
+	send_recv(0, a, 1, SMALL, 6);
+	assert_non_null(conn_of(0, 1)->peer);
+	assert_int_equal(iep(0)->conns_removed, 0);
+	t_close(&T);
+}
+
+/* The removed address's slot goes to another address, which is sent to
+ * before any progress: the first peer is still unmapped. */
+static void test_av_remove_slot_reused(void **state)
+{
+	fi_addr_t rm[2], a;
+
+	(void)state;
+	t_open(&T, CAPS, 3);
+	send_recv(0, T.addr[1], 1, SMALL, 13);
+	assert_non_null(conn_of(0, 1)->peer);
+	/* Freed last is taken first: ep 2's name lands in ep 1's slot. */
+	rm[0] = T.addr[2];
+	rm[1] = T.addr[1];
+	assert_int_equal(fi_av_remove(T.av, rm, 2, 0), 0);
+	a = reinsert(2);
+	assert_true(a == T.addr[1]);
+	send_recv(0, a, 2, LARGE, 14);
+	wait_unmapped(0, 1);
+	assert_non_null(conn_of(0, 2)->peer);
+	assert_int_equal(iep(0)->conns_removed, 0);
+	send_recv(0, reinsert(1), 1, SMALL, 15);
+	t_close(&T);
+}
+
+/* A large send toward the peer waits for a receive when the address is
+ * removed: the mapping stays until its ACK, the data arrives whole. */
+static void test_av_remove_inflight_send(void **state)
+{
+	uint8_t *src = malloc(LARGE), *dst = calloc(1, LARGE);
+	struct fi_context sc, rc;
+	int i;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	t_open(&T, CAPS, 2);
+	t_fill(src, LARGE, 7);
+	T_POST(&T, fi_send(T.ep[0], src, LARGE, NULL, T.addr[1], &sc));
+	for (i = 0; i < 100; i++)
+		t_poll(&T);	/* the RTS waits, unexpected, at ep 1 */
+	assert_int_equal(fi_av_remove(T.av, &T.addr[1], 1, 0), 0);
+	for (i = 0; i < 100; i++)
+		t_poll(&T);
+	assert_non_null(conn_of(0, 1)->peer);	/* deferred */
+	assert_int_equal(iep(0)->conns_removed, 1);
+	T_POST(&T, fi_recv(T.ep[1], dst, LARGE, NULL, FI_ADDR_UNSPEC, &rc));
+	wait_short_ok(&rc);
+	wait_short_ok(&sc);
+	assert_int_equal(t_check(dst, LARGE, 7), -1);
+	wait_unmapped(0, 1);
+	assert_int_equal(iep(0)->conns_removed, 0);
+	free(src);
+	free(dst);
+	t_close(&T);
+}
+
+/* A large read drains the target's region through our mapping (bounce)
+ * or the target writes into ours (CMA) while the address is removed: it
+ * completes with the right bytes, then the mapping goes. */
+static void test_av_remove_inflight_read(void **state)
+{
+	uint8_t *tbuf = malloc(LARGE), *dst = calloc(1, LARGE);
+	struct fi_context rc;
+	struct fid_mr *mr;
+
+	(void)state;
+	assert_non_null(tbuf);
+	assert_non_null(dst);
+	t_open(&T, CAPS, 2);
+	t_fill(tbuf, LARGE, 8);
+	assert_int_equal(fi_mr_reg(T.domain, tbuf, LARGE, FI_REMOTE_READ, 0,
+				   1, 0, &mr, NULL), 0);
+	T_POST(&T, fi_read(T.ep[0], dst, LARGE, NULL, T.addr[1],
+			   raddr(tbuf, 0), fi_mr_key(mr), &rc));
+	assert_int_equal(fi_av_remove(T.av, &T.addr[1], 1, 0), 0);
+	wait_short_ok(&rc);
+	assert_int_equal(t_check(dst, LARGE, 8), -1);
+	wait_unmapped(0, 1);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	free(tbuf);
+	free(dst);
+	t_close(&T);
+}
+
+/* Inline messages still in the peer's queue name us by our slot there:
+ * the slot is kept until the peer consumed them. */
+static void test_av_remove_unconsumed(void **state)
+{
+	uint8_t src[SMALL], dst[SMALL];
+	struct fi_context rc;
+	int i;
+
+	(void)state;
+	t_open(&T, CAPS, 2);
+	t_fill(src, SMALL, 9);
+	memset(dst, 0, sizeof(dst));
+	T_POST(&T, fi_inject(T.ep[0], src, SMALL, T.addr[1]));
+	assert_int_equal(fi_av_remove(T.av, &T.addr[1], 1, 0), 0);
+	for (i = 0; i < 100; i++)
+		progress(0);	/* ep 1 does not poll */
+	assert_non_null(conn_of(0, 1)->peer);
+	T_POST(&T, fi_recv(T.ep[1], dst, SMALL, NULL, FI_ADDR_UNSPEC, &rc));
+	wait_short_ok(&rc);
+	assert_int_equal(t_check(dst, SMALL, 9), -1);
+	wait_unmapped(0, 1);
+	t_close(&T);
 }
 
 /* ep 0 sends a large message to ep 1, which posts no receive (its RTS
@@ -194,12 +395,20 @@ static void test_bounce_read_malformed(void **state)
 	t_close(&T);
 }
 
+#define T_BOTH(f)							\
+	{ "cma/" #f, f, setup_cma, teardown, NULL },			\
+	{ "bounce/" #f, f, setup_bounce, teardown, NULL }
 #define T_BOUNCE(f)							\
 	{ "bounce/" #f, f, setup_bounce, teardown, NULL }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T_BOTH(test_av_remove_reinsert),
+		T_BOTH(test_av_remove_slot_reused),
+		T_BOTH(test_av_remove_inflight_send),
+		T_BOTH(test_av_remove_inflight_read),
+		T_BOTH(test_av_remove_unconsumed),
 		T_BOUNCE(test_bounce_fair_share),
 		T_BOUNCE(test_bounce_read_malformed),
 	};
