@@ -276,12 +276,28 @@ static void shm_conn_mark_removed(struct shm_ep *ep)
 	}
 }
 
+/* A large message from c waits unexpected: matching it pulls from c. */
+static bool shm_conn_unexp_rts(struct util_match_queue *q,
+			       struct shm_conn *c)
+{
+	struct util_unexp_entry *u;
+
+	DL_FOREACH(q->unexp, u) {
+		struct shm_unexp *ux = container_of(u, struct shm_unexp, util);
+
+		if (ux->conn == c && ux->op == SHM_OP_RTS)
+			return true;
+	}
+	return false;
+}
+
 /* Does anything still need c's mapping (or our slot in its region)? Then
  * releasing now is unsafe and waits: our operations toward it (a bounce
  * read drains its segments through the mapping: unmapped, that faults;
  * others wait for liveness checks that use it), its transfers we pull or
- * serve, its pending replies, our segments it holds, and our cells in its
- * queue: the peer finds their sender by our slot there, and a freed slot
+ * serve or that wait unexpected (a region reopened by name could belong
+ * to a later owner by then), its pending replies, our segments it holds,
+ * and our cells in its queue: the peer finds their sender by our slot there, and a freed slot
  * makes it drop them (a read request lost that way never completes), so
  * the slot is kept until it consumed them (or died). fi_av(3) leaves
  * operations on removed addresses undefined; these simply complete. */
@@ -298,6 +314,9 @@ static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c)
 	LL_FOREACH(ep->acks, a)
 		if (a->conn == c)
 			return true;
+	if (shm_conn_unexp_rts(&ep->msg_q, c) ||
+	    shm_conn_unexp_rts(&ep->tag_q, c))
+		return true;
 	if (!c->peer || c->dead || shm_peer_drained(c->peer))
 		return false;
 	/* A peer that stopped consuming: its liveness, now and then. */

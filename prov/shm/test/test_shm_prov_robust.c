@@ -232,6 +232,37 @@ static void test_av_remove_inflight_send(void **state)
 	t_close(&T);
 }
 
+/* The removed peer's large message waits unexpected here: matching it
+ * pulls from the peer, so the mapping stays until it is received. */
+static void test_av_remove_unexpected_rts(void **state)
+{
+	uint8_t *src = malloc(LARGE), *dst = calloc(1, LARGE);
+	struct fi_context sc, rc;
+	int i;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	t_open(&T, CAPS, 2);
+	send_recv(0, T.addr[1], 1, SMALL, 16);	/* ep 0 maps ep 1 */
+	t_fill(src, LARGE, 17);
+	T_POST(&T, fi_send(T.ep[1], src, LARGE, NULL, T.addr[0], &sc));
+	for (i = 0; i < 100; i++)
+		t_poll(&T);	/* its RTS waits, unexpected, at ep 0 */
+	assert_int_equal(fi_av_remove(T.av, &T.addr[1], 1, 0), 0);
+	for (i = 0; i < 100; i++)
+		t_poll(&T);
+	assert_non_null(conn_of(0, 1)->peer);
+	T_POST(&T, fi_recv(T.ep[0], dst, LARGE, NULL, FI_ADDR_UNSPEC, &rc));
+	wait_short_ok(&rc);
+	wait_short_ok(&sc);
+	assert_int_equal(t_check(dst, LARGE, 17), -1);
+	wait_unmapped(0, 1);
+	free(src);
+	free(dst);
+	t_close(&T);
+}
+
 /* A large read drains the target's region through our mapping (bounce)
  * or the target writes into ours (CMA) while the address is removed: it
  * completes with the right bytes, then the mapping goes. */
@@ -407,6 +438,7 @@ int main(void)
 		T_BOTH(test_av_remove_reinsert),
 		T_BOTH(test_av_remove_slot_reused),
 		T_BOTH(test_av_remove_inflight_send),
+		T_BOTH(test_av_remove_unexpected_rts),
 		T_BOTH(test_av_remove_inflight_read),
 		T_BOTH(test_av_remove_unconsumed),
 		T_BOUNCE(test_bounce_fair_share),
