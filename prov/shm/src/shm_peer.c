@@ -199,14 +199,12 @@ bool shm_peer_drained(const struct shm_peer *peer)
 	 * producer (then it is later than every cell of ours). */
 	uint64_t pos = atomic_load_explicit(peer->q.claim_pos,
 					    memory_order_relaxed);
-	const struct shm_cell *cell;
-	uint64_t seq;
+	uint64_t released;
 
 	if (pos == UINT64_MAX)
 		return true;	/* never sent anything */
-	cell = shm_cell_at(peer->q.cells, peer->q.cell_size, pos & peer->q.mask);
-	seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
-	/* The consumer hands position pos back as pos + cell_count; a later
-	 * round only moves seq further. */
-	return (int64_t)(seq - (pos + peer->q.mask + 1)) >= 0;
+	released = atomic_load_explicit(peer->q.released, memory_order_acquire);
+	/* The consumer has handed position pos back (released counts the
+	 * positions below it). */
+	return (int64_t)(released - pos) > 0;
 }
