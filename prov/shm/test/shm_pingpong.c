@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm transport floor: a two-process pingpong through the cell queues
+ * shm transport floor: one shared cache line passed back and forth, then a
+ * two-process pingpong through the cell queues
  * (no provider on top) and CMA / bounce bandwidth. Not a test: numbers
  * only, for the provider engineer and the lead.
  *
@@ -130,6 +131,30 @@ struct opts {
 
 static const uint32_t lat_sizes[] = { 8, 64, 256, 1024 };
 
+/* The hardware floor the queue is measured against: one cache line that
+ * the two processes take turns writing (a counter each side waits for and
+ * then bumps), so each half round trip is one line moving between cores. */
+static _Atomic uint64_t *line_flag;
+
+static uint64_t line_run(bool initiator, long iters)
+{
+	uint64_t t0 = now_ns(), v = initiator ? 0 : 1;
+	long i;
+
+	for (i = 0; i < iters; i++, v += 2) {
+		if (initiator)
+			atomic_store_explicit(line_flag, v + 1,
+					      memory_order_release);
+		while (atomic_load_explicit(line_flag, memory_order_acquire) !=
+		       v + (initiator ? 2 : 0))
+			;
+		if (!initiator)
+			atomic_store_explicit(line_flag, v + 1,
+					      memory_order_release);
+	}
+	return now_ns() - t0;
+}
+
 static int pp_child(int rd, int wr, void *arg)
 {
 	struct opts *o = arg;
@@ -139,6 +164,8 @@ static int pp_child(int rd, int wr, void *arg)
 
 	if (o->pin)
 		pin(1);
+	for (r = 0; r <= o->repeats; r++)
+		line_run(false, o->iters);
 	if (!pp || pp_connect(pp, &o->attr, rd, wr))
 		return 1;
 	for (s = 0; s < WEFT_ARRAY_SIZE(lat_sizes); s++) {
@@ -162,10 +189,21 @@ static void bench_latency(struct opts *o)
 	size_t s;
 	int r;
 
+	line_flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (line_flag == MAP_FAILED)
+		exit(1);
+	atomic_store(line_flag, 0);
 	if (!pp || shm_test_fork(&kid, pp_child, o))
 		exit(1);
 	if (o->pin)
 		pin(0);
+	line_run(true, o->iters);
+	for (r = 0; r < o->repeats; r++)
+		t[r] = line_run(true, o->iters);
+	qsort(t, (size_t)o->repeats, sizeof(t[0]), cmp_u64);
+	printf("one shared cache line, half round trip: median %.1f ns\n",
+	       (double)t[o->repeats / 2] / (2.0 * (double)o->iters));
 	if (pp_connect(pp, &o->attr, kid.from_child, kid.to_child)) {
 		fprintf(stderr, "connect failed\n");
 		exit(1);
