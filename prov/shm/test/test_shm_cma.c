@@ -108,6 +108,50 @@ static void test_cma_read_sizes(void **state)
 	assert_int_equal(shm_test_wait(&kid), 0);
 }
 
+/* Lists of different lengths (a split copy reads its part out of a remote
+ * list that names the whole message): exactly the shorter side's bytes
+ * move, the rest of the longer side is left alone. */
+static void test_cma_read_uneven(void **state)
+{
+	struct shm_test_child kid;
+	struct iovec l, r, r2[2];
+	size_t i;
+	char ack;
+
+	shm_test_fill(src_buf, BIG + PAD, 1, 0);
+	assert_int_equal(shm_test_fork(&kid, child_fill_wait, (void *)5), 0);
+	assert_int_equal(shm_test_read(kid.from_child, &ack, 1), 0);
+	for (i = 0; i < WEFT_ARRAY_SIZE(sizes); i++) {
+		size_t len = sizes[i];
+
+		/* remote longer than local */
+		memset(dst_buf, 0xee, BIG + PAD);
+		l = (struct iovec){ dst_buf, len };
+		r = (struct iovec){ src_buf, BIG };
+		assert_int_equal(shm_cma_read(kid.pid, &l, 1, &r, 1),
+				 (ssize_t)len);
+		assert_int_equal(shm_test_check(dst_buf, len, 5, 0), len);
+		assert_int_equal(dst_buf[len], 0xee);
+		/* two remote pieces, the second only partly used */
+		memset(dst_buf, 0xee, BIG + PAD);
+		r2[0] = (struct iovec){ src_buf, len / 2 };
+		r2[1] = (struct iovec){ src_buf + len / 2, BIG - len / 2 };
+		assert_int_equal(shm_cma_read(kid.pid, &l, 1, r2, 2),
+				 (ssize_t)len);
+		assert_int_equal(shm_test_check(dst_buf, len, 5, 0), len);
+		assert_int_equal(dst_buf[len], 0xee);
+		/* local longer than remote */
+		memset(dst_buf, 0xee, BIG + PAD);
+		l = (struct iovec){ dst_buf, BIG };
+		r = (struct iovec){ src_buf + 3, len };
+		assert_int_equal(shm_cma_read(kid.pid, &l, 1, &r, 1),
+				 (ssize_t)len);
+		assert_int_equal(shm_test_check(dst_buf, len, 5, 3), len);
+		assert_int_equal(dst_buf[len], 0xee);
+	}
+	assert_int_equal(shm_test_wait(&kid), 0);
+}
+
 /* More elements than IOV_MAX on both sides, cut differently; also a local
  * side longer than the remote one (min of both is copied). */
 static void test_cma_read_many_iov(void **state)
@@ -452,6 +496,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cma_read_sizes),
 		cmocka_unit_test(test_cma_read_many_iov),
+		cmocka_unit_test(test_cma_read_uneven),
 		cmocka_unit_test(test_cma_write),
 		cmocka_unit_test(test_cma_errors),
 		cmocka_unit_test(test_cma_probe),
