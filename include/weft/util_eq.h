@@ -31,6 +31,8 @@ struct util_eq {
 	struct util_wait wait;
 	uint64_t spin_ns;
 	atomic_int ref;			/* bound AVs, domains, endpoints */
+	/* Provider's fi_eq_strerror text, or NULL for fi_strerror. Called
+	 * with buf NULL too: then it returns storage of its own. */
 	const char *(*strerror)(int prov_errno, const void *err_data,
 				char *buf, size_t len);
 };

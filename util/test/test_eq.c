@@ -59,6 +59,20 @@ static void test_eq_write_read_order(void **state)
 	test_env_close(&env);
 }
 
+static const char *test_eq_prov_strerror(int prov_errno,
+					 const void *err_data, char *buf,
+					 size_t len)
+{
+	static char own[32];
+
+	if (!buf || !len) {
+		buf = own;
+		len = sizeof(own);
+	}
+	snprintf(buf, len, "prov %d %s", prov_errno, (const char *)err_data);
+	return buf;
+}
+
 static void test_eq_errors(void **state)
 {
 	struct test_env env;
@@ -108,6 +122,11 @@ static void test_eq_errors(void **state)
 	char buf[64];
 	assert_string_equal(fi_eq_strerror(eq, FI_EIO, NULL, buf, sizeof(buf)),
 			    fi_strerror(FI_EIO));
+	/* a provider's text, also for a caller without a buffer */
+	to_util_eq(eq)->strerror = test_eq_prov_strerror;
+	assert_string_equal(fi_eq_strerror(eq, 7, "xy", buf, sizeof(buf)),
+			    "prov 7 xy");
+	assert_string_equal(fi_eq_strerror(eq, 8, "zw", NULL, 0), "prov 8 zw");
 	/* an error left unread is freed at close */
 	assert_int_equal(util_eq_write_err(to_util_eq(eq), &in), 0);
 	assert_int_equal(fi_close(&eq->fid), 0);
