@@ -91,6 +91,23 @@ static int shm_tx_map_grow(struct shm_ep *ep, fi_addr_t fi_addr)
 	return 0;
 }
 
+static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c);
+
+/* A peer found dead stays dead for the fi_addrs that named it; an address
+ * inserted anew is the application's word that something lives under that
+ * name again (a named endpoint restarted), so the conn starts over once
+ * nothing of the old peer is in flight. */
+static void shm_conn_revive(struct shm_ep *ep, struct shm_conn *c)
+{
+	FI_INFO(&shm_prov, FI_LOG_AV, "%s inserted again: reconnecting\n",
+		c->name);
+	(void)ep;
+	shm_peer_close(c->peer);
+	c->peer = NULL;
+	c->dead = false;
+	c->split_share = SHM_SPLIT_ONE / 2;
+}
+
 static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 			    const void *addr, uint64_t gen,
 			    struct shm_conn **conn)
@@ -110,6 +127,10 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 	c = shm_conn_get(ep, name);
 	if (!c)
 		return -FI_ENOMEM;
+	if (WEFT_UNLIKELY(c->dead) &&
+	    (ep->tx_map[fi_addr].conn != c || ep->tx_map[fi_addr].gen != gen) &&
+	    !shm_conn_busy(ep, c))
+		shm_conn_revive(ep, c);
 	ret = shm_conn_open_peer(ep, c);
 	if (ret)
 		return ret;

@@ -741,6 +741,58 @@ static void test_named_endpoint(void **state)
 	fi_freeinfo(hints);
 }
 
+/* A named endpoint that goes away is found dead by a send that waits for
+ * it; after fi_av_remove, a new endpoint under the same name, inserted
+ * again, gets the next message (a restarted server keeps its address). */
+static void test_named_endpoint_restart(void **state)
+{
+	struct fi_info *hints = t_hints(FI_MSG), *sinfo, *cinfo;
+	struct fid_ep *sep;
+	char svc[32];
+	fi_addr_t server;
+	uint32_t v = 5, r = 0;
+	struct fi_context sc, rc;
+	struct fi_msg msg;
+	struct iovec iov = { &v, sizeof(v) };
+	int round;
+
+	(void)state;
+	snprintf(svc, sizeof(svc), "r%d", (int)getpid());
+	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), NULL, svc, FI_SOURCE,
+				    hints, &sinfo), 0);
+	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", svc, 0,
+				    hints, &cinfo), 0);
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(fi_endpoint(T.domain, sinfo, &sep, NULL), 0);
+		assert_int_equal(fi_ep_bind(sep, &T.av->fid, 0), 0);
+		assert_int_equal(fi_ep_bind(sep, &T.cq->fid,
+					    FI_TRANSMIT | FI_RECV), 0);
+		assert_int_equal(fi_enable(sep), 0);
+		assert_int_equal(fi_av_insert(T.av, cinfo->dest_addr, 1,
+					      &server, 0, NULL), 1);
+		v = 5 + (uint32_t)round;
+		r = 0;
+		T_POST(&T, fi_recv(sep, &r, 4, NULL, FI_ADDR_UNSPEC, &rc));
+		T_POST(&T, fi_send(T.ep[0], &v, 4, NULL, server, &sc));
+		t_wait_ok(&T, &sc);
+		t_wait_ok(&T, &rc);
+		assert_int_equal(r, 5 + round);
+		assert_int_equal(fi_close(&sep->fid), 0);
+		/* a send that waits for the closed server finds it dead */
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = &iov;
+		msg.iov_count = 1;
+		msg.addr = server;
+		msg.context = &sc;
+		T_POST(&T, fi_sendmsg(T.ep[0], &msg, FI_DELIVERY_COMPLETE));
+		assert_int_not_equal(t_wait_err(&T, &sc).err, 0);
+		assert_int_equal(fi_av_remove(T.av, &server, 1, 0), 0);
+	}
+	fi_freeinfo(sinfo);
+	fi_freeinfo(cinfo);
+	fi_freeinfo(hints);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -765,6 +817,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_av_bad_addr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_no_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_named_endpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_named_endpoint_restart, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
