@@ -423,8 +423,9 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
  * memory, it may write ours). 0, or -FI_ENOMEM. */
 int shm_split_push_all(struct shm_ep *ep, const struct shm_rx_dest *dest,
 		       const struct shm_msg_info *m, size_t want);
-/* Send p's CTS if it is still pending (progress). */
-void shm_split_cts_retry(struct shm_ep *ep, struct shm_pull *p);
+/* Send p's CTS (the sender writes bytes [split_mine, split_want) of the
+ * message into our buffer). -FI_EAGAIN while its queue is full. */
+int shm_split_send_cts(struct shm_pull *p);
 void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 			  const struct shm_cell_hdr *hdr,
 			  const uint8_t *payload);

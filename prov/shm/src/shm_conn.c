@@ -97,11 +97,10 @@ static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c);
  * inserted anew is the application's word that something lives under that
  * name again (a named endpoint restarted), so the conn starts over once
  * nothing of the old peer is in flight. */
-static void shm_conn_revive(struct shm_ep *ep, struct shm_conn *c)
+static void shm_conn_revive(struct shm_conn *c)
 {
 	FI_INFO(&shm_prov, FI_LOG_AV, "%s inserted again: reconnecting\n",
 		c->name);
-	(void)ep;
 	shm_peer_close(c->peer);
 	c->peer = NULL;
 	c->dead = false;
@@ -130,7 +129,7 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 	if (WEFT_UNLIKELY(c->dead) &&
 	    (ep->tx_map[fi_addr].conn != c || ep->tx_map[fi_addr].gen != gen) &&
 	    !shm_conn_busy(ep, c))
-		shm_conn_revive(ep, c);
+		shm_conn_revive(c);
 	ret = shm_conn_open_peer(ep, c);
 	if (ret)
 		return ret;

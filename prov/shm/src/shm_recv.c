@@ -469,7 +469,7 @@ void shm_rx_progress(struct shm_ep *ep)
 		}
 		/* A split copy waits for PUSHED; only liveness is ours. */
 		if (WEFT_UNLIKELY(p->cts_pending))
-			shm_split_cts_retry(ep, p);
+			(void)shm_split_send_cts(p);
 		ret = p->split ? 0 : shm_bounce_pull(p->conn->peer, &p->brx);
 		if (ret == 1)
 			shm_pull_finish(ep, p, 0);

@@ -56,14 +56,13 @@ static size_t shm_split_ours(const struct shm_conn *conn, size_t want)
 
 /* The CTS of p: the sender is to write bytes [split_mine, split_want) of
  * the message into our buffer. -FI_EAGAIN when its queue is full. */
-static int shm_split_send_cts(struct shm_ep *ep, struct shm_pull *p)
+int shm_split_send_cts(struct shm_pull *p)
 {
 	struct iovec theirs[SHM_IOV_LIMIT];
 	struct shm_cell *cell;
 	struct shm_cts *cts;
 	size_t i, cnt;
 
-	(void)ep;
 	cell = shm_peer_reserve(p->conn->peer);
 	if (!cell)
 		return -FI_EAGAIN;
@@ -124,7 +123,7 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	p = shm_split_new(ep, dest, m, want, half);
 	if (!p)
 		return -FI_EAGAIN;
-	if (shm_split_send_cts(ep, p)) {
+	if (shm_split_send_cts(p)) {
 		util_pool_put(&ep->pull_pool, p);
 		return -FI_EAGAIN;
 	}
@@ -152,14 +151,9 @@ int shm_split_push_all(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	if (!p)
 		return -FI_ENOMEM;
 	p->cts_pending = true;
-	(void)shm_split_send_cts(ep, p);
+	(void)shm_split_send_cts(p);
 	DL_APPEND(ep->pulls, p);
 	return 0;
-}
-
-void shm_split_cts_retry(struct shm_ep *ep, struct shm_pull *p)
-{
-	(void)shm_split_send_cts(ep, p);
 }
 
 /* Our copy ran [t0, t1], the sender's [ts, te]. With c = ns per byte of
