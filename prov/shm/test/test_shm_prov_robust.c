@@ -200,31 +200,34 @@ static void test_av_remove_slot_reused(void **state)
 	t_close(&T);
 }
 
-/* A large send toward the peer waits for a receive when the address is
- * removed: the mapping stays until its ACK, the data arrives whole. */
-static void test_av_remove_inflight_send(void **state)
+/* Endpoint `from` sends a large message to `to` that waits unexpected
+ * there while ep 0 removes ep 1's address: ep 0 keeps the mapping until
+ * the message is received (its ACK, or the pull from the peer), the data
+ * arrives whole, then the mapping goes. */
+static void t_remove_while_rts_waits(int from, int to, unsigned seed)
 {
 	uint8_t *src = malloc(LARGE), *dst = calloc(1, LARGE);
 	struct fi_context sc, rc;
 	int i;
 
-	(void)state;
 	assert_non_null(src);
 	assert_non_null(dst);
 	t_open(&T, CAPS, 2);
-	t_fill(src, LARGE, 7);
-	T_POST(&T, fi_send(T.ep[0], src, LARGE, NULL, T.addr[1], &sc));
+	if (from == 1)	/* ep 0 maps ep 1 */
+		send_recv(0, T.addr[1], 1, SMALL, seed - 1);
+	t_fill(src, LARGE, seed);
+	T_POST(&T, fi_send(T.ep[from], src, LARGE, NULL, T.addr[to], &sc));
 	for (i = 0; i < 100; i++)
-		t_poll(&T);	/* the RTS waits, unexpected, at ep 1 */
+		t_poll(&T);	/* the RTS waits, unexpected */
 	assert_int_equal(fi_av_remove(T.av, &T.addr[1], 1, 0), 0);
 	for (i = 0; i < 100; i++)
 		t_poll(&T);
 	assert_non_null(conn_of(0, 1)->peer);	/* deferred */
 	assert_int_equal(iep(0)->conns_removed, 1);
-	T_POST(&T, fi_recv(T.ep[1], dst, LARGE, NULL, FI_ADDR_UNSPEC, &rc));
+	T_POST(&T, fi_recv(T.ep[to], dst, LARGE, NULL, FI_ADDR_UNSPEC, &rc));
 	wait_short_ok(&rc);
 	wait_short_ok(&sc);
-	assert_int_equal(t_check(dst, LARGE, 7), -1);
+	assert_int_equal(t_check(dst, LARGE, seed), -1);
 	wait_unmapped(0, 1);
 	assert_int_equal(iep(0)->conns_removed, 0);
 	free(src);
@@ -232,35 +235,19 @@ static void test_av_remove_inflight_send(void **state)
 	t_close(&T);
 }
 
+/* Our large send toward the removed peer waits for its receive. */
+static void test_av_remove_inflight_send(void **state)
+{
+	(void)state;
+	t_remove_while_rts_waits(0, 1, 7);
+}
+
 /* The removed peer's large message waits unexpected here: matching it
- * pulls from the peer, so the mapping stays until it is received. */
+ * pulls from the peer. */
 static void test_av_remove_unexpected_rts(void **state)
 {
-	uint8_t *src = malloc(LARGE), *dst = calloc(1, LARGE);
-	struct fi_context sc, rc;
-	int i;
-
 	(void)state;
-	assert_non_null(src);
-	assert_non_null(dst);
-	t_open(&T, CAPS, 2);
-	send_recv(0, T.addr[1], 1, SMALL, 16);	/* ep 0 maps ep 1 */
-	t_fill(src, LARGE, 17);
-	T_POST(&T, fi_send(T.ep[1], src, LARGE, NULL, T.addr[0], &sc));
-	for (i = 0; i < 100; i++)
-		t_poll(&T);	/* its RTS waits, unexpected, at ep 0 */
-	assert_int_equal(fi_av_remove(T.av, &T.addr[1], 1, 0), 0);
-	for (i = 0; i < 100; i++)
-		t_poll(&T);
-	assert_non_null(conn_of(0, 1)->peer);
-	T_POST(&T, fi_recv(T.ep[0], dst, LARGE, NULL, FI_ADDR_UNSPEC, &rc));
-	wait_short_ok(&rc);
-	wait_short_ok(&sc);
-	assert_int_equal(t_check(dst, LARGE, 17), -1);
-	wait_unmapped(0, 1);
-	free(src);
-	free(dst);
-	t_close(&T);
+	t_remove_while_rts_waits(1, 0, 17);
 }
 
 /* A large read drains the target's region through our mapping (bounce)
