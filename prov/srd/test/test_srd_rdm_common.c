@@ -177,30 +177,16 @@ void tfab_check(const uint8_t *buf, size_t len, unsigned int seed)
 void tfab_send(struct tfab *f, const void *buf, size_t len, uint64_t tag,
 	       bool tagged, void *ctx)
 {
-	ssize_t ret;
-
-	do {
-		ret = tagged ? fi_tsend(f->a.ep, buf, len, NULL, f->a.peer, tag,
-					ctx) :
-			       fi_send(f->a.ep, buf, len, NULL, f->a.peer, ctx);
-		if (ret == -FI_EAGAIN)
-			tfab_poll(f);
-	} while (ret == -FI_EAGAIN);
-	assert_int_equal(ret, 0);
+	TFAB_POST(f, tagged ? fi_tsend(f->a.ep, buf, len, NULL, f->a.peer, tag,
+				       ctx) :
+			      fi_send(f->a.ep, buf, len, NULL, f->a.peer, ctx));
 }
 
 void tfab_recv(struct tfab *f, void *buf, size_t len, uint64_t tag,
 	       bool tagged, void *ctx)
 {
-	ssize_t ret;
-
-	do {
-		ret = tagged ? fi_trecv(f->b.ep, buf, len, NULL, FI_ADDR_UNSPEC,
-					tag, 0, ctx) :
-			       fi_recv(f->b.ep, buf, len, NULL, FI_ADDR_UNSPEC,
-				       ctx);
-		if (ret == -FI_EAGAIN)
-			tfab_poll(f);
-	} while (ret == -FI_EAGAIN);
-	assert_int_equal(ret, 0);
+	TFAB_POST(f, tagged ? fi_trecv(f->b.ep, buf, len, NULL, FI_ADDR_UNSPEC,
+				       tag, 0, ctx) :
+			      fi_recv(f->b.ep, buf, len, NULL, FI_ADDR_UNSPEC,
+				      ctx));
 }

@@ -74,6 +74,16 @@ void tfab_send(struct tfab *f, const void *buf, size_t len, uint64_t tag,
 void tfab_recv(struct tfab *f, void *buf, size_t len, uint64_t tag,
 	       bool tagged, void *ctx);
 void tfab_fill(uint8_t *buf, size_t len, unsigned int seed);
+/* Post call, progressing f while it answers -FI_EAGAIN; anything but 0
+ * then fails the test. */
+#define TFAB_POST(f, call)						\
+	do {								\
+		ssize_t tfab_ret_;					\
+									\
+		while ((tfab_ret_ = (call)) == -FI_EAGAIN)		\
+			tfab_poll(f);					\
+		assert_int_equal(tfab_ret_, 0);				\
+	} while (0)
 void tfab_check(const uint8_t *buf, size_t len, unsigned int seed);
 
 #endif /* TEST_SRD_RDM_COMMON_H */

@@ -542,34 +542,23 @@ static void test_many_in_flight(void **state)
 	enum { N = 256, PIECE = TRMA_REGION / N };
 	uint8_t *src = malloc(TRMA_REGION), *back = calloc(1, TRMA_REGION);
 	int ctx[N], i;
-	ssize_t ret;
 
 	assert_non_null(src);
 	assert_non_null(back);
 	tfab_fill(src, TRMA_REGION, 31);
 	for (i = 0; i < N; i++) {
-		do {
-			ret = fi_write(t->f.a.ep, src + (size_t)i * PIECE,
-				       PIECE, NULL, t->f.a.peer,
-				       t->base + (uint64_t)i * PIECE, t->key,
-				       &ctx[i]);
-			if (ret == -FI_EAGAIN)
-				tfab_poll(&t->f);
-		} while (ret == -FI_EAGAIN);
-		assert_int_equal(ret, 0);
+		TFAB_POST(&t->f, fi_write(t->f.a.ep, src + (size_t)i * PIECE,
+					  PIECE, NULL, t->f.a.peer,
+					  t->base + (uint64_t)i * PIECE,
+					  t->key, &ctx[i]));
 	}
 	expect_all(t, ctx, N, FI_RMA | FI_WRITE);
 	assert_memory_equal(t->region, src, TRMA_REGION);
 	for (i = 0; i < N; i++) {
-		do {
-			ret = fi_read(t->f.a.ep, back + (size_t)i * PIECE,
-				      PIECE, NULL, t->f.a.peer,
-				      t->base + (uint64_t)i * PIECE, t->key,
-				      &ctx[i]);
-			if (ret == -FI_EAGAIN)
-				tfab_poll(&t->f);
-		} while (ret == -FI_EAGAIN);
-		assert_int_equal(ret, 0);
+		TFAB_POST(&t->f, fi_read(t->f.a.ep, back + (size_t)i * PIECE,
+					 PIECE, NULL, t->f.a.peer,
+					 t->base + (uint64_t)i * PIECE,
+					 t->key, &ctx[i]));
 	}
 	expect_all(t, ctx, N, FI_RMA | FI_READ);
 	assert_memory_equal(back, src, TRMA_REGION);
