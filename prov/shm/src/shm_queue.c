@@ -7,6 +7,23 @@
 #include "shm_transport.h"
 
 #include <time.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+bool shm_copy_erms;
+
+/* Enhanced rep movsb (CPUID.7.0:EBX bit 9): without it the string copy
+ * has a slow start and memcpy is the better choice. */
+static void __attribute__((constructor)) shm_copy_detect(void)
+{
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		shm_copy_erms = b & (1u << 9);
+#endif
+}
 
 static uint64_t shm_now_ns(void)
 {
@@ -103,6 +120,7 @@ struct shm_cell *shm_queue_poll_slow(struct shm_region *r,
 			*hdr = cell->hdr;
 			if (hdr->len <= r->cell_size - SHM_CELL_HDR_SIZE &&
 			    hdr->src < r->max_peers) {
+				r->poll_end = SHM_CELL_HDR_SIZE + hdr->len;
 				r->head++;
 				r->idle_polls = 0;
 				return cell;

@@ -7,8 +7,8 @@
  *             released position pos - cell_count, which it counts in
  *             `released` (own line). Producers keep that limit cached and
  *             read the counter again only when they reach it. CAS tail
- *             pos -> pos + 1 claims the cell; fill; seq = pos + 1 (release)
- *             publishes.
+ *             pos -> pos + 1 claims the cell; fill the payload, then the
+ *             first line (header, src, seq = pos + 1, release) publishes.
  *   consumer: cell at head is ready when seq == head + 1 (acquire); after
  *             use, released = position + 1 (release) hands it back.
  * Why a counter and not the cell's seq word for "free": the consumer polls
@@ -16,6 +16,9 @@
  * writing it pays two transfers of it (read, then upgrade to write) and a
  * consumer that writes it on release pays another; this way the producer
  * only writes the line (one transfer) and the consumer only reads it.
+ * For the same reason the producer does not touch the first line at all
+ * until it publishes: the consumer would take the line back between its
+ * stores, and each store after that pays another transfer.
  * A small message therefore costs one claim, one or two cache lines of
  * header + inline payload and no syscall.
  *
@@ -34,6 +37,8 @@
  */
 #ifndef SHM_QUEUE_H
 #define SHM_QUEUE_H
+
+#include <string.h>
 
 #include "shm_region.h"
 
@@ -93,8 +98,9 @@ struct shm_queue_tx {
 };
 
 /* Claim the next cell of a peer's queue. Returns NULL when the queue is
- * full (the provider answers -FI_EAGAIN). The transport fills seq, src and
- * src_gen; the caller fills the rest and calls shm_queue_commit. Calls on
+ * full (the provider answers -FI_EAGAIN). The caller fills the payload,
+ * then the header, and calls shm_queue_commit, which fills seq, src and
+ * src_gen (not here: see "does not touch the first line" above). Calls on
  * one shm_queue_tx must be serialised by the caller, one reserved cell at
  * a time (the claim intent word is per producer slot). */
 static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
@@ -123,8 +129,6 @@ static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
 				q->cells, q->cell_size, pos & q->mask);
 
 			q->pos = pos;
-			cell->hdr.src = q->src;
-			cell->hdr.src_gen = q->src_gen;
 			return cell;
 		}
 	}
@@ -135,9 +139,11 @@ static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
  * a reserved cell before filling it, so that the transfers of lines the
  * consumer read last time overlap instead of coming one by one as the
  * copy's stores drain. The first line is left alone: the consumer is
- * polling it, and it is written last. Only up to SHM_PREFETCHW_MAX bytes:
- * measured with fi_pingpong, 2 KiB messages gained ~10%, 4 KiB ones lost
- * 10-30% (too many outstanding misses hold up the copy's own stores). */
+ * polling it, and it is written last. The consumer holds the payload
+ * lines too, since it asks for them as it polls (shm_queue_poll); without
+ * this, fi_pingpong 256 B takes 0.52 vs 0.43 us and 1 KiB 0.61 vs 0.49.
+ * Only up to SHM_PREFETCHW_MAX bytes: 4 KiB messages lost 10-30% with it
+ * (too many outstanding misses hold up the copy's own stores). */
 #define SHM_PREFETCHW_MAX 2048
 
 static inline void shm_cell_prefetchw(struct shm_cell *cell, size_t len)
@@ -154,18 +160,30 @@ static inline void shm_cell_prefetchw(struct shm_cell *cell, size_t len)
 	}
 }
 
-/* Producer: ask for the cell's first line for writing as soon as it is
- * claimed. The producer no longer reads that line before writing it, so
- * without this the line's transfer would start only when the header
- * stores drain, after the payload's; measured with fi_pingpong at 2 KiB,
- * 0.79 vs 0.83 us; no change at 8 B and 1 KiB. */
-static inline void shm_cell_prefetchw_line0(struct shm_cell *cell)
+/* Producer: copy payload into a reserved cell. On x86-64 with ERMS this
+ * is rep movsb rather than glibc's memcpy (vector stores). Measured with
+ * fi_pingpong, the consumer asking for the payload lines as it polls
+ * (shm_queue_poll): 1 KiB 0.47 vs 0.55-0.62 us, 2 KiB 0.54 vs 0.91-1.22,
+ * 4 KiB 0.78 vs 0.87-0.92. Whole-line 64-byte vector stores measured worse
+ * than either (4 KiB 2.5 us), so it is not the number of stores per
+ * line; presumably it is how the string copy takes whole lines that the
+ * other core holds. Decided once at load (shm_copy_erms). */
+extern bool shm_copy_erms;
+
+static inline void shm_cell_copy_in(void *dst, const void *src, size_t n)
 {
-#if defined(__x86_64__)
-	__asm__ __volatile__("prefetchw %0" : : "m"(*(uint8_t *)cell));
-#else
-	__builtin_prefetch(cell, 1);
+	/* ASan does not see inside asm: sanitizer builds check the copy's
+	 * bounds through memcpy instead. */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+	if (WEFT_LIKELY(shm_copy_erms)) {
+		__asm__ __volatile__("rep movsb"
+				     : "+D"(dst), "+S"(src), "+c"(n)
+				     :
+				     : "memory");
+		return;
+	}
 #endif
+	memcpy(dst, src, n);
 }
 
 /* Publish the reserved cell. Commit it before the next reserve on the same
@@ -174,7 +192,29 @@ static inline void shm_cell_prefetchw_line0(struct shm_cell *cell)
 static inline void shm_queue_commit(struct shm_queue_tx *q,
 				    struct shm_cell *cell)
 {
+	cell->hdr.src = q->src;
+	cell->hdr.src_gen = q->src_gen;
 	atomic_store_explicit(&cell->seq, q->pos + 1, memory_order_release);
+}
+
+/* Consumer: ask for the lines of the head cell past the first, up to end
+ * (cell bytes), with every poll. Sizes tend to repeat, so end is that of
+ * the last message: its payload lines then come in the same transfer
+ * round as the first line that says the cell is ready, instead of being
+ * asked for only once the header is seen (a second cross-core round, 120-
+ * 250 ns on the test VM). While the queue is idle these hit in the cache.
+ * It pays only because producers write the payload before the first line
+ * and never touch the first line early (see the top of this file):
+ * measured with fi_pingpong, 256 B 0.43 vs 0.56 us, 1 KiB 0.47 vs 0.62,
+ * 8 B unchanged at 0.40. */
+static inline void shm_cell_prefetch_to(const struct shm_cell *cell,
+					uint32_t end)
+{
+	const uint8_t *p = (const uint8_t *)cell + SHM_CACHE_LINE;
+	const uint8_t *stop = (const uint8_t *)cell + end;
+
+	for (; p < stop; p += SHM_CACHE_LINE)
+		__builtin_prefetch(p);
 }
 
 /* Slow path of shm_queue_poll: drops invalid cells, notices a stalled head
@@ -194,21 +234,13 @@ static inline struct shm_cell *shm_queue_poll(struct shm_region *r,
 					    r->head & r->mask);
 	uint64_t seq;
 
-	/* Messages that end in the second line (17-80 payload bytes) take
-	 * two serial line transfers if that line is only asked for once the
-	 * first shows the cell ready: ask for both in the same poll while
-	 * the last message was of that kind (sizes tend to repeat). Not for
-	 * longer ones: the sender is still writing the second line while
-	 * it fills the rest, and taking it away from it costs more. */
-	if (r->poll_line1)
-		__builtin_prefetch((const uint8_t *)cell + SHM_CACHE_LINE);
+	shm_cell_prefetch_to(cell, r->poll_end);
 	seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
 	if (WEFT_LIKELY(seq == r->head + 1)) {
 		*hdr = cell->hdr;
 		if (WEFT_LIKELY(hdr->len <= r->cell_size - SHM_CELL_HDR_SIZE &&
 				hdr->src < r->max_peers)) {
-			r->poll_line1 = hdr->len - (SHM_CELL_LINE0_PAYLOAD + 1) <
-					SHM_CACHE_LINE;
+			r->poll_end = SHM_CELL_HDR_SIZE + hdr->len;
 			r->head++;
 			r->idle_polls = 0;
 			return cell;

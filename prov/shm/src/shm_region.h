@@ -168,7 +168,7 @@ struct shm_region {
 	uint64_t head;			/* next position to poll */
 	uint64_t rel;			/* next position to release */
 	uint32_t idle_polls;		/* empty polls since the last message */
-	bool poll_line1;		/* last message ended in the 2nd line */
+	uint32_t poll_end;		/* cell bytes each poll asks for */
 	uint64_t stall_pos;		/* head position a stall was first seen at */
 	uint64_t stall_since_ns;
 	uint32_t bounce_next;		/* round-robin start of the segment scan */

@@ -27,25 +27,30 @@ static inline bool shm_send_wants_comp(struct shm_ep *ep, uint64_t flags)
 	return !(flags & FI_INJECT) && util_ep_tx_wants_comp(&ep->util, flags);
 }
 
-/* The payload beyond the cell's first line, or all of it for an iov array.
- * The receiver polls the first line (sequence word) the whole time, so
- * every store to it costs a transfer of the line: filling the rest of the
- * cell first and the first line last (header, first payload bytes, then
- * the sequence word right after) takes that line once, not twice. */
+/* The payload beyond the cell's first line. The receiver polls the first
+ * line (sequence word) the whole time, so every store to it costs a
+ * transfer of the line: filling the rest of the cell first and the first
+ * line last (header, first payload bytes, then the sequence word right
+ * after) takes that line once, not twice or more. */
 static inline void shm_send_inline_payload(struct shm_cell *cell,
 					   const struct iovec *iov,
 					   size_t count, size_t len)
 {
-	shm_cell_prefetchw_line0(cell);
+	size_t rest = len > SHM_CELL_LINE0_PAYLOAD ?
+			      len - SHM_CELL_LINE0_PAYLOAD : 0;
+
 	if (len <= SHM_PREFETCHW_MAX)
 		shm_cell_prefetchw(cell, len);
-	if (WEFT_UNLIKELY(count != 1))
-		shm_iov_copy_from(iov, count, 0, cell->payload, len);
-	else if (len > SHM_CELL_LINE0_PAYLOAD)
-		memcpy(cell->payload + SHM_CELL_LINE0_PAYLOAD,
-		       (const uint8_t *)iov[0].iov_base +
-			       SHM_CELL_LINE0_PAYLOAD,
-		       len - SHM_CELL_LINE0_PAYLOAD);
+	if (!rest)
+		return;
+	if (WEFT_LIKELY(count == 1))
+		shm_cell_copy_in(cell->payload + SHM_CELL_LINE0_PAYLOAD,
+				 (const uint8_t *)iov[0].iov_base +
+					 SHM_CELL_LINE0_PAYLOAD,
+				 rest);
+	else
+		shm_iov_copy_from(iov, count, SHM_CELL_LINE0_PAYLOAD,
+				  cell->payload + SHM_CELL_LINE0_PAYLOAD, rest);
 }
 
 /* The payload bytes of the cell's first line (n <= 16), with fixed-size
@@ -91,6 +96,10 @@ static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
 		shm_send_line0_payload(cell->payload, iov[0].iov_base,
 				       len < SHM_CELL_LINE0_PAYLOAD ?
 					       len : SHM_CELL_LINE0_PAYLOAD);
+	else
+		shm_iov_copy_from(iov, count, 0, cell->payload,
+				  len < SHM_CELL_LINE0_PAYLOAD ?
+					  len : SHM_CELL_LINE0_PAYLOAD);
 	shm_peer_commit(conn->peer, cell);
 
 	if (comp)

@@ -159,8 +159,8 @@ static void test_invalid_cell_dropped(void **state)
 	c = shm_peer_reserve(qp->peer);
 	assert_non_null(c);
 	c->hdr.len = 4;
-	c->hdr.src = 9999;
 	shm_peer_commit(qp->peer, c);
+	c->hdr.src = 9999;	/* commit writes src: corrupt it afterwards */
 	q_send(qp->peer, 5, 17);
 	q_expect(qp->rx, 5, 17, qp->peer->q.src);
 	assert_int_equal(qp->rx->dropped, 2);
