@@ -5,8 +5,10 @@
  * (no provider on top) and CMA / bounce bandwidth. Not a test: numbers
  * only, for the provider engineer and the lead.
  *
- *   shm_pingpong [-i iterations] [-r repeats] [-c cell_size] [-n]
+ *   shm_pingpong [-i iterations] [-r repeats] [-c cell_size] [-n] [-L]
  *     -n: do not pin the two processes to CPUs 0 and 1
+ *     -L: only the shared cache line (which of its modes a VM is in:
+ *         the test VM flips between ~80 and ~220 ns)
  *
  * Latency is half a round trip (median over repeats), including copying
  * the payload out of the cell into a receive buffer, like a real receive.
@@ -135,6 +137,7 @@ struct opts {
 	long iters;
 	int repeats;
 	bool pin;
+	bool line_only;
 	struct shm_region_attr attr;
 };
 
@@ -175,6 +178,10 @@ static int pp_child(int rd, int wr, void *arg)
 		pin(1);
 	for (r = 0; r <= o->repeats; r++)
 		line_run(false, o->iters);
+	if (o->line_only) {
+		free(pp);
+		return 0;
+	}
 	if (!pp || pp_connect(pp, &o->attr, rd, wr))
 		return 1;
 	for (s = 0; s < WEFT_ARRAY_SIZE(lat_sizes); s++) {
@@ -213,6 +220,11 @@ static void bench_latency(struct opts *o)
 	qsort(t, (size_t)o->repeats, sizeof(t[0]), cmp_u64);
 	printf("one shared cache line, half round trip: median %.1f ns\n",
 	       (double)t[o->repeats / 2] / (2.0 * (double)o->iters));
+	if (o->line_only) {
+		shm_test_wait(&kid);
+		free(pp);
+		return;
+	}
 	if (pp_connect(pp, &o->attr, kid.from_child, kid.to_child)) {
 		fprintf(stderr, "connect failed\n");
 		exit(1);
@@ -349,7 +361,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	shm_region_attr_default(&o.attr);
-	while ((c = getopt(argc, argv, "i:r:c:n")) != -1) {
+	while ((c = getopt(argc, argv, "i:r:c:nL")) != -1) {
 		switch (c) {
 		case 'i':
 			o.iters = atol(optarg);
@@ -363,9 +375,12 @@ int main(int argc, char **argv)
 		case 'n':
 			o.pin = false;
 			break;
+		case 'L':
+			o.line_only = true;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-i iters] [-r repeats] "
-				"[-c cell_size] [-n]\n", argv[0]);
+				"[-c cell_size] [-n] [-L]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -377,6 +392,7 @@ int main(int argc, char **argv)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		o.pin = false;
 	bench_latency(&o);
-	bench_bandwidth(&o);
+	if (!o.line_only)
+		bench_bandwidth(&o);
 	return 0;
 }
