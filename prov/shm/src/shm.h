@@ -127,7 +127,7 @@ struct shm_tx_entry {
 	bool want_comp;
 	bool bounce_active;
 	bool split_ok;			/* a CMA RTS: a CTS may ask for a push */
-	bool pushed;			/* that push was done */
+	uint8_t pushes;			/* CTS pushes done (SHM_SPLIT_PUSHES) */
 	bool pull_active;		/* bounce read: draining the target */
 	/* A CMA RMA keeps its request: if the target turns out unable to
 	 * reach our memory (ptrace rules can be one-way), it is sent again
@@ -186,6 +186,7 @@ struct shm_pull {
 	struct shm_conn *conn;
 	bool split;
 	bool cts_pending;		/* our CTS is still to be sent */
+	bool split_refused;		/* our part's read was refused */
 	int split_err;			/* of our own part */
 	uint64_t split_id;		/* rx_id of our CTS */
 	uint64_t split_t0, split_t1;	/* our part's copy: start, end (ns) */
@@ -419,6 +420,9 @@ void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err);
 int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 		    const struct shm_msg_info *m, const struct shm_rts_local *r,
 		    size_t want);
+/* Pushes a sender makes for one send: the CTS of a split, and one more
+ * for the receiver's part if the receiver's own read is refused. */
+#define SHM_SPLIT_PUSHES 2
 /* The whole message of an RTS pushed by its sender (we may not read its
  * memory, it may write ours). 0, or -FI_ENOMEM. */
 int shm_split_push_all(struct shm_ep *ep, const struct shm_rx_dest *dest,
@@ -426,6 +430,11 @@ int shm_split_push_all(struct shm_ep *ep, const struct shm_rx_dest *dest,
 /* Send p's CTS (the sender writes bytes [split_mine, split_want) of the
  * message into our buffer). -FI_EAGAIN while its queue is full. */
 int shm_split_send_cts(struct shm_pull *p);
+/* Our read of conn's memory was refused after its probe had allowed it
+ * (its ptrace rules changed): no CMA reads of it from now on, and the
+ * message of m is pushed whole by its sender. 0, or -FI_ENOMEM. */
+int shm_split_cma_refused(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			  const struct shm_msg_info *m, size_t want);
 void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 			  const struct shm_cell_hdr *hdr,
 			  const uint8_t *payload);

@@ -66,6 +66,14 @@ static inline bool shm_peer_cma(const struct shm_peer *peer)
 	return peer->cma;
 }
 
+/* CMA toward the peer turned out refused after all (its ptrace rules
+ * changed since the probe): later transfers choose as if the probe had
+ * failed. */
+static inline void shm_peer_cma_lost(struct shm_peer *peer)
+{
+	peer->cma = false;
+}
+
 /* Is the peer's owner alive? One flock() syscall; immune to pid reuse.
  * Call it from progress when an operation toward the peer has waited too
  * long, not per message. Once false, stays false. */

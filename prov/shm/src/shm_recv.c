@@ -212,6 +212,7 @@ struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	p->conn = m->conn;
 	p->split = false;
 	p->cts_pending = false;
+	p->split_refused = false;
 	p->split_err = 0;
 	p->split_id = 0;
 	p->dest = *dest;
@@ -279,6 +280,9 @@ static int shm_rx_deliver_rts(struct shm_ep *ep, const struct shm_rx_dest *dest,
 		return 0;
 	n = want ? shm_cma_read(m->conn->peer->pid, dest->iov, dest->iov_cnt,
 				r.iov, r.iov_cnt) : 0;
+	if (WEFT_UNLIKELY(n == -FI_EPERM) &&
+	    !shm_split_cma_refused(ep, dest, m, want))
+		return 0;
 	err = shm_cma_status(n, want);
 	shm_rx_complete(ep, dest, m, err);
 	shm_ack_send(ep, m->conn, m->cookie, err);

@@ -90,6 +90,8 @@ int shm_split_send_cts(struct shm_pull *p)
 	return 0;
 }
 
+static void shm_split_cma_lost(struct shm_conn *conn);
+
 /* A split pull of want bytes of which we copy mine (not on ep->pulls). */
 static struct shm_pull *shm_split_new(struct shm_ep *ep,
 				      const struct shm_rx_dest *dest,
@@ -135,7 +137,31 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	n = shm_cma_read(m->conn->peer->pid, mine, cnt, r->iov, r->iov_cnt);
 	p->split_t1 = shm_clock_ns();
 	p->split_err = shm_cma_status(n, half);
+	if (WEFT_UNLIKELY(n == -FI_EPERM)) {
+		/* The sender pushes our part too, after its own. */
+		shm_split_cma_lost(m->conn);
+		p->split_refused = true;
+		p->split_err = 0;
+	}
 	return 0;
+}
+
+/* Logged once per peer: what follows is slower, not wrong. */
+static void shm_split_cma_lost(struct shm_conn *conn)
+{
+	if (!shm_peer_cma(conn->peer))
+		return;
+	FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+		"CMA read of %s refused after its probe allowed it: its large "
+		"messages are now pushed by it\n", conn->name);
+	shm_peer_cma_lost(conn->peer);
+}
+
+int shm_split_cma_refused(struct shm_ep *ep, const struct shm_rx_dest *dest,
+			  const struct shm_msg_info *m, size_t want)
+{
+	shm_split_cma_lost(m->conn);
+	return shm_split_push_all(ep, dest, m, want);
 }
 
 /* Under one-way ptrace rules (Yama scope 1: a parent may read its child,
@@ -196,6 +222,15 @@ void shm_split_handle_pushed(struct shm_ep *ep, struct shm_conn *conn,
 		if (!p->split || p->split_id != hdr->cookie || p->conn != conn)
 			continue;
 		err = shm_wire_status(hdr->proto);
+		if (WEFT_UNLIKELY(p->split_refused) && !err) {
+			/* Its part is in; now it pushes ours, [0, mine). */
+			p->split_refused = false;
+			p->split_want = p->split_mine;
+			p->split_mine = 0;
+			p->cts_pending = true;
+			(void)shm_split_send_cts(p);
+			return;
+		}
 		if (!err)
 			shm_split_learn(conn, p, hdr->tag, hdr->data);
 		shm_pull_finish(ep, p, p->split_err ? p->split_err : err);
@@ -251,9 +286,10 @@ void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 	}
 	rx_id = cts->rx_id;
 	tx = shm_tx_find(ep, conn, hdr->cookie);
-	/* No such send (or it was pushed already): answer anyway, so the
+	/* No such send (or it was pushed enough): answer anyway, so the
 	 * receiver fails its transfer instead of waiting for us. */
-	if (!tx || !tx->split_ok || tx->pushed || shm_conn_open_peer(ep, conn))
+	if (!tx || !tx->split_ok || tx->pushes >= SHM_SPLIT_PUSHES ||
+	    shm_conn_open_peer(ep, conn))
 		goto reply;
 	cnt = shm_split_cts_parse(tx, hdr, cts, &off, &len, theirs);
 	if (cnt < 0) {
@@ -268,7 +304,7 @@ void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 				(size_t)cnt) : 0;
 	te = shm_clock_ns();
 	status = shm_cma_status(n, len);
-	tx->pushed = true;
+	tx->pushes++;
 reply:
 	/* When our copy ran: the receiver balances the next split on it. */
 	shm_reply_send_data(ep, conn, SHM_OP_PUSHED, rx_id, status, ts, te);

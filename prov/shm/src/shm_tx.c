@@ -114,7 +114,7 @@ struct shm_tx_entry *shm_tx_get(struct shm_ep *ep, struct shm_conn *conn)
 	tx->res_cnt = 0;
 	tx->want_comp = false;
 	tx->split_ok = false;
-	tx->pushed = false;
+	tx->pushes = 0;
 	tx->pull_active = false;
 	tx->rma_cma = false;
 	tx->rma_resend = false;

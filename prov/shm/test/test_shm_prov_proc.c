@@ -414,12 +414,108 @@ static void test_two_processes_one_way(void **state)
 	t_two_processes(1);
 }
 
+/* ---- CMA refused after the probe allowed it ------------------------------ */
+
+static const size_t refused_sizes[] = { 1 << 20, 65536, 16 << 20 };
+
+/* Sends every size twice: once before the parent loses CMA, once after. */
+static void refused_child(void)
+{
+	struct cctx c;
+	fi_addr_t parent;
+	uint8_t *buf = malloc(16 << 20);
+	size_t i;
+
+	C_CHECK(buf);
+	c_open(&c);
+	memcpy(B->names[1], c.name, T_ADDR_LEN);
+	atomic_fetch_add(&B->ready, 1);
+	board_wait(&B->go, 1);
+	C_CHECK(fi_av_insert(c.av, B->names[0], 1, &parent, 0, NULL) == 1);
+	for (i = 0; i < 2 * WEFT_ARRAY_SIZE(refused_sizes); i++) {
+		size_t n = refused_sizes[i % WEFT_ARRAY_SIZE(refused_sizes)];
+		struct fi_context sc;
+
+		t_fill(buf, n, (unsigned)i);
+		while (fi_tsend(c.ep, buf, n, NULL, parent, i, &sc) ==
+		       -FI_EAGAIN)
+			;
+		c_wait(&c, 1);
+	}
+	c_close(&c);
+	free(buf);
+	_exit(0);
+}
+
+/* The receiver's CMA reads of the sender start failing after its probe
+ * allowed them (the sender's ptrace rules changed): the large messages it
+ * was reading, split (1 MiB) or whole (64 KiB), are pushed by the sender
+ * instead and arrive intact, and later ones (16 MiB) go that way from the
+ * start. Before, each failed with FI_EOPNOTSUPP. */
+static void test_cma_refused_after_probe(void **state)
+{
+	struct tctx *t = calloc(1, sizeof(*t));
+	uint8_t *r = malloc((16 << 20) + 1);
+	struct shm_peer *peer = NULL;
+	fi_addr_t child;
+	pid_t pid;
+	size_t i;
+
+	(void)state;
+	assert_non_null(r);
+	pid = fork();
+	if (pid == 0)
+		refused_child();
+	t_open_fabric(t, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
+	t_add_ep(t);
+	memcpy(B->names[0], t->name[0], T_ADDR_LEN);
+	board_wait(&B->ready, 1);
+	atomic_store(&B->go, 1);
+	assert_int_equal(fi_av_insert(t->av, B->names[1], 1, &child, 0, NULL),
+			 1);
+	for (i = 0; i < 2 * WEFT_ARRAY_SIZE(refused_sizes); i++) {
+		size_t n = refused_sizes[i % WEFT_ARRAY_SIZE(refused_sizes)];
+		struct fi_context rc;
+
+		if (i == WEFT_ARRAY_SIZE(refused_sizes)) {
+			peer = to_shm_ep(t->ep[0])->conns->peer;
+			assert_true(shm_peer_cma(peer));
+			shm_cma_test_refuse = 1;
+		}
+		memset(r, 0, n + 1);
+		T_POST(t, fi_trecv(t->ep[0], r, n, NULL, child, i, 0, &rc));
+		assert_int_equal(t_wait_ok(t, &rc).len, n);
+		assert_int_equal(t_check(r, n, (unsigned)i), -1);
+		if (i >= WEFT_ARRAY_SIZE(refused_sizes)) {
+			assert_non_null(peer);
+			assert_false(shm_peer_cma(peer));
+		}
+		/* Found out on the split; the next message must meet the
+		 * refusal again on its own path (whole). */
+		if (i == WEFT_ARRAY_SIZE(refused_sizes))
+			peer->cma = true;
+	}
+	assert_int_equal(reap(pid), 0);
+	t_close(t);
+	free(t);
+	free(r);
+}
+
+/* Also when the test failed half-way: later tests need CMA. */
+static int teardown_refused(void **state)
+{
+	shm_cma_test_refuse = 0;
+	return teardown(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_processes_one_way, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_cma_refused_after_probe, setup,
+						teardown_refused),
 		cmocka_unit_test_setup_teardown(test_all_to_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_split, setup, teardown),
