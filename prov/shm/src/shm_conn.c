@@ -175,19 +175,17 @@ int shm_conn_tx(struct shm_ep *ep, fi_addr_t fi_addr, struct shm_conn **conn)
 	return shm_conn_tx_slow(ep, fi_addr, slot->bytes, data->gen, conn);
 }
 
-struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
-				 const struct shm_cell_hdr *hdr)
+/* First cell from a slot (or from a new occupant of it): find its conn
+ * by the name the slot holds. Out of line: the name buffer would cost
+ * every call of the fast path below its setup. */
+static struct shm_conn * __attribute__((noinline))
+shm_conn_by_src_slow(struct shm_ep *ep, const struct shm_cell_hdr *hdr,
+		     struct shm_src_map *m)
 {
 	char name[SHM_NAME_MAX];
-	struct shm_src_map *m;
 	struct shm_conn *c;
 	uint32_t gen;
 
-	if (WEFT_UNLIKELY(hdr->src >= ep->src_map_len))
-		return NULL;
-	m = &ep->src_map[hdr->src];
-	if (WEFT_LIKELY(m->conn && m->gen == hdr->src_gen))
-		return m->conn;
 	if (shm_region_slot_name(ep->region, hdr->src, name, &gen))
 		return NULL;
 	if ((uint16_t)gen != hdr->src_gen)
@@ -200,17 +198,37 @@ struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
 	return c;
 }
 
-fi_addr_t shm_conn_fi_addr(struct shm_ep *ep, struct shm_conn *conn)
+struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
+				 const struct shm_cell_hdr *hdr)
+{
+	struct shm_src_map *m;
+
+	if (WEFT_UNLIKELY(hdr->src >= ep->src_map_len))
+		return NULL;
+	m = &ep->src_map[hdr->src];
+	if (WEFT_LIKELY(m->conn && m->gen == hdr->src_gen))
+		return m->conn;
+	return shm_conn_by_src_slow(ep, hdr, m);
+}
+
+/* conn's fi_addr not known (or no longer valid): look its address up. */
+static fi_addr_t __attribute__((noinline))
+shm_conn_fi_addr_slow(struct shm_ep *ep, struct shm_conn *conn)
 {
 	char addr[SHM_ADDR_LEN] = { 0 };
 
-	if (WEFT_LIKELY(conn->fi_addr != FI_ADDR_NOTAVAIL &&
-			util_av_addr(ep->util.av, conn->fi_addr)))
-		return conn->fi_addr;
 	if (!ep->util.av || shm_addr_from_region(conn->name, addr, sizeof(addr)))
 		return FI_ADDR_NOTAVAIL;
 	conn->fi_addr = util_av_reverse_lookup(ep->util.av, addr);
 	return conn->fi_addr;
+}
+
+fi_addr_t shm_conn_fi_addr(struct shm_ep *ep, struct shm_conn *conn)
+{
+	if (WEFT_LIKELY(conn->fi_addr != FI_ADDR_NOTAVAIL &&
+			util_av_addr(ep->util.av, conn->fi_addr)))
+		return conn->fi_addr;
+	return shm_conn_fi_addr_slow(ep, conn);
 }
 
 static void shm_conn_mark_dead(struct shm_ep *ep, struct shm_conn *conn)
