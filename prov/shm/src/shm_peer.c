@@ -4,7 +4,6 @@
  */
 #include "weft/compat.h"
 #include "weft/log.h"
-#include "weft/util_mem.h"
 #include "shm_transport.h"
 
 #include <fcntl.h>
@@ -72,8 +71,10 @@ static int shm_peer_bind(struct shm_peer *peer)
 	peer->bounce_seg_size = h->bounce_seg_size;
 	peer->bounce_seg_count = h->bounce_seg_count;
 	peer->slots = (struct shm_slot *)(base + h->slots_off);
-	util_mem_prefault(peer->q.cells,
-			    (size_t)h->cell_count * h->cell_size);
+	peer->q.faulted = 0;
+	peer->q.fault_shift = 0;
+	while ((h->cell_count >> peer->q.fault_shift) > SHM_QUEUE_FAULT_CHUNKS)
+		peer->q.fault_shift++;
 	return 0;
 }
 

@@ -6,6 +6,8 @@
 #include "weft/log.h"
 #include "shm_transport.h"
 
+#include "weft/util_mem.h"
+
 #include <time.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -23,6 +25,15 @@ static void __attribute__((constructor)) shm_copy_detect(void)
 	if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		shm_copy_erms = b & (1u << 9);
 #endif
+}
+
+void shm_queue_fault(struct shm_queue_tx *q, uint64_t pos)
+{
+	uint64_t first = (pos & q->mask) >> q->fault_shift << q->fault_shift;
+
+	util_mem_prefault(shm_cell_at(q->cells, q->cell_size, first),
+			  ((size_t)q->cell_size) << q->fault_shift);
+	q->faulted |= 1u << (first >> q->fault_shift);
 }
 
 static uint64_t shm_now_ns(void)
