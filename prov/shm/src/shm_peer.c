@@ -127,6 +127,12 @@ static bool shm_peer_probe_cma(struct shm_peer *peer)
 	return false;
 }
 
+void shm_peer_probe(struct shm_peer *peer)
+{
+	peer->cma_unprobed = false;
+	peer->cma = shm_peer_probe_cma(peer);
+}
+
 int shm_peer_open(struct shm_region *self, const char *name,
 		  struct shm_peer **out)
 {
@@ -160,8 +166,7 @@ int shm_peer_open(struct shm_region *self, const char *name,
 	ret = shm_peer_attach(peer, self);
 	if (ret)
 		goto unmap;
-	peer->cma = self->attr.cma_mode == SHM_CMA_AUTO &&
-		    shm_peer_probe_cma(peer);
+	peer->cma_unprobed = self->attr.cma_mode == SHM_CMA_AUTO;
 	*out = peer;
 	return 0;
 

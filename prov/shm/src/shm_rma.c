@@ -116,7 +116,7 @@ void shm_rma_cma_refused(struct shm_ep *ep, struct shm_tx_entry *tx)
 		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
 			"%s cannot reach our memory by CMA: bounce segments "
 			"from now on\n", tx->conn->name);
-	peer->cma = false;
+	shm_peer_cma_lost(peer);
 	tx->rma_cma = false;
 	tx->rma_resend = true;
 	shm_rma_resend(ep, tx);
