@@ -34,12 +34,17 @@ static uint64_t now_ns(void)
 }
 
 /* Spin, then yield: on an oversubscribed host a pure spinner can hold
- * the CPU its peer needs for a whole time slice. */
-static inline void pp_idle(unsigned *spins)
+ * the CPU its peer needs for a whole time slice. At each yield, give up
+ * if the other process is gone, rather than wait for it forever. */
+static inline void pp_idle(struct shm_peer *peer, unsigned *spins)
 {
 	if (++*spins >= 1000) {
 		*spins = 0;
 		sched_yield();
+		if (!shm_peer_alive(peer)) {
+			fprintf(stderr, "shm_pingpong: the other process died\n");
+			exit(1);
+		}
 	}
 }
 
@@ -72,7 +77,7 @@ static void pp_send(struct pp *pp, uint32_t len)
 	unsigned spins = 0;
 
 	while (!(c = shm_peer_reserve(pp->peer)))
-		pp_idle(&spins);
+		pp_idle(pp->peer, &spins);
 	/* As the provider does: payload past the first line, then the first
 	 * line (shm_queue.h says why). */
 	if (len <= SHM_PREFETCHW_MAX)
@@ -96,7 +101,7 @@ static void pp_recv(struct pp *pp)
 	unsigned spins = 0;
 
 	while (!(c = shm_queue_poll(pp->self, &h)))
-		pp_idle(&spins);
+		pp_idle(pp->peer, &spins);
 	memcpy(pp->rbuf, c->payload, h.len);
 	shm_queue_release(pp->self);
 }
@@ -148,9 +153,24 @@ static const uint32_t lat_sizes[] = { 8, 64, 256, 1024, 4096 };
  * then bumps), so each half round trip is one line moving between cores. */
 static _Atomic uint64_t *line_flag;
 
+static pid_t line_other;	/* the child (in the parent), or the parent */
+
+/* Every 2^20 spins of a wait that should take a microsecond: is the other
+ * process still there? (A dead child is a zombie until reaped, so the
+ * parent reaps; the child watches for being reparented.) */
+static void line_check_other(bool initiator)
+{
+	if (initiator ? waitpid(line_other, NULL, WNOHANG) == line_other :
+			getppid() != line_other) {
+		fprintf(stderr, "shm_pingpong: the other process died\n");
+		exit(1);
+	}
+}
+
 static uint64_t line_run(bool initiator, long iters)
 {
 	uint64_t t0 = now_ns(), v = initiator ? 0 : 1;
+	unsigned long spins = 0;
 	long i;
 
 	for (i = 0; i < iters; i++, v += 2) {
@@ -159,7 +179,8 @@ static uint64_t line_run(bool initiator, long iters)
 					      memory_order_release);
 		while (atomic_load_explicit(line_flag, memory_order_acquire) !=
 		       v + (initiator ? 2 : 0))
-			;
+			if (!(++spins & ((1ul << 20) - 1)))
+				line_check_other(initiator);
 		if (!initiator)
 			atomic_store_explicit(line_flag, v + 1,
 					      memory_order_release);
@@ -174,6 +195,7 @@ static int pp_child(int rd, int wr, void *arg)
 	size_t s;
 	int r;
 
+	line_other = getppid();
 	if (o->pin)
 		pin(1);
 	for (r = 0; r <= o->repeats; r++)
@@ -212,6 +234,7 @@ static void bench_latency(struct opts *o)
 	atomic_store(line_flag, 0);
 	if (!pp || shm_test_fork(&kid, pp_child, o))
 		exit(1);
+	line_other = kid.pid;
 	if (o->pin)
 		pin(0);
 	line_run(true, o->iters);
@@ -278,7 +301,7 @@ static int bw_child(int rd, int wr, void *arg)
 		rx.iov_count = 1;
 		rx.total = d.iov_len;
 		while (!shm_bounce_pull(pp->peer, &rx))
-			pp_idle(&spins);
+			pp_idle(pp->peer, &spins);
 	}
 	shm_peer_close(pp->peer);
 	shm_region_close(pp->self);
@@ -315,7 +338,7 @@ static double bw_bounce(struct pp *pp, int to_child, size_t len, int reps)
 		shm_test_write(to_child, &tx.xfer_id, sizeof(tx.xfer_id));
 		shm_test_write(to_child, &len, sizeof(len));
 		while (!shm_bounce_push(pp->self, &tx))
-			pp_idle(&spins);
+			pp_idle(pp->peer, &spins);
 	}
 	return (double)len * reps / (double)(now_ns() - t0);
 }
