@@ -64,18 +64,6 @@ static int shm_held_retry(struct shm_ep *ep)
 	return 0;
 }
 
-/* The payload lines of a cell sit in the sender's cache: ask for all of
- * them at once, before the matching work, so their transfers overlap
- * each other and that work instead of coming one by one in the copy. */
-static inline void shm_cell_prefetch(const struct shm_cell *cell, uint32_t len)
-{
-	const uint8_t *p = cell->payload + SHM_CELL_LINE0_PAYLOAD;
-	const uint8_t *end = cell->payload + len;
-
-	for (; p < end; p += SHM_CACHE_LINE)
-		__builtin_prefetch(p);
-}
-
 static void shm_queue_drain(struct shm_ep *ep)
 {
 	struct shm_cell_hdr hdr;
@@ -88,7 +76,6 @@ static void shm_queue_drain(struct shm_ep *ep)
 		cell = shm_queue_poll(ep->region, &hdr);
 		if (!cell)
 			return;
-		shm_cell_prefetch(cell, hdr.len);
 		if (WEFT_UNLIKELY(shm_cell_handle(ep, cell, &hdr) ==
 				  -FI_EAGAIN)) {
 			ep->held = cell;

@@ -131,7 +131,7 @@ struct shm_cell *shm_queue_poll_slow(struct shm_region *r,
 			*hdr = cell->hdr;
 			if (hdr->len <= r->cell_size - SHM_CELL_HDR_SIZE &&
 			    hdr->src < r->max_peers) {
-				r->poll_end = SHM_CELL_HDR_SIZE + hdr->len;
+				shm_queue_took(r, cell, hdr->len);
 				r->head++;
 				r->idle_polls = 0;
 				return cell;

@@ -237,6 +237,27 @@ static inline void shm_cell_prefetch_to(const struct shm_cell *cell,
 		__builtin_prefetch(p);
 }
 
+/* Consumer, on taking a cell: ask at once for the payload lines the polls
+ * did not (a message longer than the last one), so that they come while
+ * the provider matches it, and size the next polls by this message. */
+static inline void shm_queue_took(struct shm_region *r,
+				  const struct shm_cell *cell, uint32_t len)
+{
+	uint32_t end = SHM_CELL_HDR_SIZE + len;
+
+	if (WEFT_UNLIKELY(end > r->poll_end)) {
+		const uint8_t *p = (const uint8_t *)cell + SHM_CACHE_LINE;
+
+		if (r->poll_end > SHM_CACHE_LINE)
+			p = (const uint8_t *)cell +
+			    ((r->poll_end + SHM_CACHE_LINE - 1) &
+			     ~(uint32_t)(SHM_CACHE_LINE - 1));
+		for (; p < (const uint8_t *)cell + end; p += SHM_CACHE_LINE)
+			__builtin_prefetch(p);
+	}
+	r->poll_end = end;
+}
+
 /* Slow path of shm_queue_poll: drops invalid cells, notices a stalled head
  * and skips a cell whose claimer died. Returns a ready cell or NULL. */
 struct shm_cell *shm_queue_poll_slow(struct shm_region *region,
@@ -260,7 +281,7 @@ static inline struct shm_cell *shm_queue_poll(struct shm_region *r,
 		*hdr = cell->hdr;
 		if (WEFT_LIKELY(hdr->len <= r->cell_size - SHM_CELL_HDR_SIZE &&
 				hdr->src < r->max_peers)) {
-			r->poll_end = SHM_CELL_HDR_SIZE + hdr->len;
+			shm_queue_took(r, cell, hdr->len);
 			r->head++;
 			r->idle_polls = 0;
 			return cell;
