@@ -90,7 +90,16 @@ int shm_split_send_cts(struct shm_pull *p)
 	return 0;
 }
 
-static void shm_split_cma_lost(struct shm_conn *conn);
+/* Logged once per peer: what follows is slower, not wrong. */
+static void shm_split_cma_lost(struct shm_conn *conn)
+{
+	if (!shm_peer_cma(conn->peer))
+		return;
+	FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+		"CMA read of %s refused after its probe allowed it: its large "
+		"messages are now pushed by it\n", conn->name);
+	shm_peer_cma_lost(conn->peer);
+}
 
 /* A split pull of want bytes of which we copy mine (not on ep->pulls). */
 static struct shm_pull *shm_split_new(struct shm_ep *ep,
@@ -144,17 +153,6 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 		p->split_err = 0;
 	}
 	return 0;
-}
-
-/* Logged once per peer: what follows is slower, not wrong. */
-static void shm_split_cma_lost(struct shm_conn *conn)
-{
-	if (!shm_peer_cma(conn->peer))
-		return;
-	FI_WARN(&shm_prov, FI_LOG_EP_DATA,
-		"CMA read of %s refused after its probe allowed it: its large "
-		"messages are now pushed by it\n", conn->name);
-	shm_peer_cma_lost(conn->peer);
 }
 
 int shm_split_cma_refused(struct shm_ep *ep, const struct shm_rx_dest *dest,
