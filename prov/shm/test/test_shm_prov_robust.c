@@ -92,6 +92,23 @@ static void wait_short_ok(void *ctx)
 		fail_msg("context %p failed: %s", ctx, fi_strerror(c.err.err));
 }
 
+/* Endpoint 1 registers LARGE filled bytes (seed); endpoint 0 starts
+ * reading them into a zeroed buffer with context rc. */
+static void t_start_large_read(unsigned seed, uint8_t **tbuf, uint8_t **dst,
+			       struct fid_mr **mr, struct fi_context *rc)
+{
+	*tbuf = malloc(LARGE);
+	*dst = calloc(1, LARGE);
+	assert_non_null(*tbuf);
+	assert_non_null(*dst);
+	t_open(&T, CAPS, 2);
+	t_fill(*tbuf, LARGE, seed);
+	assert_int_equal(fi_mr_reg(T.domain, *tbuf, LARGE, FI_REMOTE_READ, 0,
+				   1, 0, mr, NULL), 0);
+	T_POST(&T, fi_read(T.ep[0], *dst, LARGE, NULL, T.addr[1],
+			   raddr(*tbuf, 0), fi_mr_key(*mr), rc));
+}
+
 /* One message of len bytes from i to dest (an fi_addr of j), checked. */
 static void send_recv(int i, fi_addr_t dest, int j, size_t len, unsigned seed)
 {
@@ -255,19 +272,12 @@ static void test_av_remove_unexpected_rts(void **state)
  * completes with the right bytes, then the mapping goes. */
 static void test_av_remove_inflight_read(void **state)
 {
-	uint8_t *tbuf = malloc(LARGE), *dst = calloc(1, LARGE);
+	uint8_t *tbuf, *dst;
 	struct fi_context rc;
 	struct fid_mr *mr;
 
 	(void)state;
-	assert_non_null(tbuf);
-	assert_non_null(dst);
-	t_open(&T, CAPS, 2);
-	t_fill(tbuf, LARGE, 8);
-	assert_int_equal(fi_mr_reg(T.domain, tbuf, LARGE, FI_REMOTE_READ, 0,
-				   1, 0, &mr, NULL), 0);
-	T_POST(&T, fi_read(T.ep[0], dst, LARGE, NULL, T.addr[1],
-			   raddr(tbuf, 0), fi_mr_key(mr), &rc));
+	t_start_large_read(8, &tbuf, &dst, &mr, &rc);
 	assert_int_equal(fi_av_remove(T.av, &T.addr[1], 1, 0), 0);
 	wait_short_ok(&rc);
 	assert_int_equal(t_check(dst, LARGE, 8), -1);
@@ -371,7 +381,7 @@ static int read_seg_filled(void)
  * second read moves the right bytes. */
 static void test_bounce_read_malformed(void **state)
 {
-	uint8_t *tbuf = malloc(LARGE), *dst = calloc(1, LARGE);
+	uint8_t *tbuf, *dst;
 	struct fi_cq_err_entry err;
 	struct fi_context rc, rc2;
 	struct fid_mr *mr;
@@ -379,14 +389,7 @@ static void test_bounce_read_malformed(void **state)
 	int seg, i;
 
 	(void)state;
-	assert_non_null(tbuf);
-	assert_non_null(dst);
-	t_open(&T, CAPS, 2);
-	t_fill(tbuf, LARGE, 12);
-	assert_int_equal(fi_mr_reg(T.domain, tbuf, LARGE, FI_REMOTE_READ, 0,
-				   1, 0, &mr, NULL), 0);
-	T_POST(&T, fi_read(T.ep[0], dst, LARGE, NULL, T.addr[1],
-			   raddr(tbuf, 0), fi_mr_key(mr), &rc));
+	t_start_large_read(12, &tbuf, &dst, &mr, &rc);
 	for (i = 0; i < 1000 && (seg = read_seg_filled()) < 0; i++)
 		progress(1);	/* only the target: it fills, nobody drains */
 	assert_true(seg >= 0);
