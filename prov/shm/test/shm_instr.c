@@ -9,8 +9,10 @@
  * its message at once and the count does not depend on timing:
  *
  *   valgrind --tool=callgrind --collect-atstart=no \
- *     --toggle-collect=shm_instr_loop prov/shm/test/shm_instr [-m tagged] [-S size] [-I iters]
+ *     --toggle-collect=shm_instr_loop prov/shm/test/shm_instr [-m tagged] [-S size] [-I iters] [-t safe|domain]
  *
+ * -t domain opens the domain FI_THREAD_DOMAIN (no locks), -t safe
+ * FI_THREAD_SAFE; without -t, the provider's default (FI_THREAD_SAFE).
  * Instructions per message = collected Ir / (2 * iters); with
  * --toggle-collect=shm_instr_idle, Ir / iters = one empty fi_cq_read. Also prints the
  * wall time per message when run natively (single core, no cross-core
@@ -50,6 +52,7 @@ static bool tagged;
 static size_t size = 64, inject_size;
 static size_t rx_size = 1 << 20;
 static long iters = 10000;
+static enum fi_threading threading = FI_THREAD_UNSPEC;
 
 #define CHK(x) do { long _r = (long)(x); if (_r < 0) { \
 	fprintf(stderr, "%s: %s\n", #x, fi_strerror((int)-_r)); exit(1); } \
@@ -147,14 +150,18 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	int o;
 
-	while ((o = getopt(argc, argv, "m:S:I:")) != -1) {
+	while ((o = getopt(argc, argv, "m:S:I:t:")) != -1) {
 		switch (o) {
 		case 'm': tagged = !strcmp(optarg, "tagged"); break;
 		case 'S': size = strtoul(optarg, NULL, 0); break;
 		case 'I': iters = strtol(optarg, NULL, 0); break;
+		case 't':
+			threading = !strcmp(optarg, "domain") ?
+				    FI_THREAD_DOMAIN : FI_THREAD_SAFE;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-m msg|tagged] [-S size] "
-				"[-I iters]\n", argv[0]);
+				"[-I iters] [-t safe|domain]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -165,6 +172,7 @@ int main(int argc, char **argv)
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->fabric_attr->prov_name = strdup("shm");
 	hints->mode = FI_CONTEXT;
+	hints->domain_attr->threading = threading;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
