@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # shm_vs_libfabric.sh [-b BUILDDIR] [-L WEFT_LIBDIR] [-B BASE_LIBDIR] [-r REPS]
 #                     [-m "msg tagged"] [-s "8 64 1024"] [-I ITERS] [-i BW_ITERS]
-#                     [-c "0 1"] [-R RTPRIO] [-A BEFORE_LIBDIR]
+#                     [-c "0 1"] [-R RTPRIO] [-A BEFORE_LIBDIR] [-M "8"]
 # weft's shm provider against Debian's libfabric 1.17 shm, with the same
 # binary (Debian's fi_pingpong -p shm -e rdm), server pinned to the first
 # core and client to the second. Runs alternate (weft, libfabric, weft, ...)
@@ -19,6 +19,10 @@
 # -A adds a third library to every round (e.g. the weft build before a
 # change): runs go weft, before, libfabric, ...; two more columns give its
 # figure and its ratio to libfabric.
+# -M adds message-rate rows at those sizes (default 8; "" for none): weft's
+# own fabtests/ft_bench_rate from the build (a window of 256 sends, fi_inject
+# when it fits, median of 5 inside each run), in million messages per
+# second (ratio = weft/libfabric, higher is better).
 # Defaults: 100k latency iterations, 4000 at 1 MiB. fi_pingpong's figure
 # carries a ~4 ms cost per run with either library (a fit of total time
 # over 10k-160k iterations), which at 20k iterations adds 0.1 us to a
@@ -27,15 +31,16 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${WEFT_BUILDDIR:-$top/build}
 weftlib= baselib= reps=3 modes="msg tagged" sizes="8 64 1024" iters=100000
-bw_iters=4000 cores="0 1" rt=() beforelib=
-while getopts b:L:B:r:m:s:I:i:c:R:A: o; do
+bw_iters=4000 cores="0 1" rt=() beforelib= rate_sizes=8
+while getopts b:L:B:r:m:s:I:i:c:R:A:M: o; do
 	case $o in
 	b) build=$OPTARG ;; L) weftlib=$OPTARG ;; B) baselib=$OPTARG ;;
 	r) reps=$OPTARG ;; m) modes=$OPTARG ;; s) sizes=$OPTARG ;;
 	I) iters=$OPTARG ;; i) bw_iters=$OPTARG ;; c) cores=$OPTARG ;;
 	R) rt=(chrt -f "$OPTARG") ;;
 	A) beforelib=$OPTARG ;;
-	*) sed -n 3,25p "$0"; exit 2 ;;
+	M) rate_sizes=$OPTARG ;;
+	*) sed -n 3,29p "$0"; exit 2 ;;
 	esac
 done
 : "${weftlib:=$build/weft/.libs}"
@@ -65,6 +70,16 @@ run() {
 	awk -v c="$col" '$1 ~ /^[0-9]+[kmgKMG]?$/ && NF >= 8 { v = $c } END { print (v == "" ? "nan" : v) }' "$tmp/cli"
 }
 
+# run_rate LIBDIR MODE SIZE: one ft_bench_rate pair, prints its Mmsg/s.
+run_rate() {
+	local lib=$1 mode=$2 size=$3 env=(env -u LD_LIBRARY_PATH) tag=()
+	[ -n "$lib" ] && env=(env LD_LIBRARY_PATH="$lib")
+	[ "$mode" = tagged ] && tag=(-T)
+	timeout 120 "${env[@]}" "${rt[@]}" "$build/fabtests/ft_bench_rate" -p shm -x rate \
+		-M "$size" -m "$size" -r 5 -C "$c0,$c1" "${tag[@]}" 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $6 } END { print (v == "" ? "nan" : v) }'
+}
+
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "nan") }'; }
 
 echo "# weft: $weftlib   base: ${baselib:-system libfabric}   median of $reps, alternating${rt:+, ${rt[*]}}"
@@ -76,11 +91,22 @@ else
 	printf "%-7s %-9s %10s %10s %7s\n" mode size weft base ratio
 fi
 for mode in $modes; do
-	for size in $sizes 1048576; do
+	rates=
+	[ -x "$build/fabtests/ft_bench_rate" ] && for size in $rate_sizes; do rates="$rates rate$size"; done
+	for size in $sizes 1048576 $rates; do
+		runner=run
 		if [ "$size" = 1048576 ]; then col=6 it=$bw_iters label="1MiB-MB/s"
+		elif [ "${size#rate}" != "$size" ]; then
+			runner=run_rate size=${size#rate} label="${size}B-Mmsg/s"
 		else col=7 it=$iters label=$size; fi
 		w= b= a=
 		for r in $(seq "$reps"); do
+			if [ $runner = run_rate ]; then
+				w="$w $(run_rate "$weftlib" "$mode" "$size")"
+				[ -n "$beforelib" ] && a="$a $(run_rate "$beforelib" "$mode" "$size")"
+				b="$b $(run_rate "$baselib" "$mode" "$size")"
+				continue
+			fi
 			w="$w $(run "$weftlib" "$mode" "$size" "$it" "$col")"
 			[ -n "$beforelib" ] && a="$a $(run "$beforelib" "$mode" "$size" "$it" "$col")"
 			b="$b $(run "$baselib" "$mode" "$size" "$it" "$col")"
