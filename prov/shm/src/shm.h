@@ -378,6 +378,14 @@ extern const struct fi_ops_tagged shm_tagged_ops;
 ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 		      size_t count, fi_addr_t dest, uint64_t tag,
 		      uint64_t data, void *context, uint64_t flags);
+/* fi_inject and variants (flags: FI_INJECT, FI_TAGGED, FI_REMOTE_CQ_DATA). */
+ssize_t shm_inject_post(struct shm_ep *ep, const void *buf, size_t len,
+			fi_addr_t dest, uint64_t tag, uint64_t data,
+			uint64_t flags);
+/* fi_recv and fi_trecv (one buffer). */
+ssize_t shm_recv_post1(struct shm_ep *ep, void *buf, size_t len,
+		       fi_addr_t src, uint64_t tag, uint64_t ignore,
+		       void *context, uint64_t flags);
 ssize_t shm_recv_post(struct shm_ep *ep, const struct iovec *iov,
 		      size_t count, fi_addr_t src, uint64_t tag,
 		      uint64_t ignore, void *context, uint64_t flags);

@@ -40,10 +40,8 @@ static ssize_t shm_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 static ssize_t shm_msg_inject(struct fid_ep *ep_fid, const void *buf,
 			      size_t len, fi_addr_t dest)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return shm_send_post(to_shm_ep(ep_fid), &iov, 1, dest, 0, 0, NULL,
-			     FI_INJECT);
+	return shm_inject_post(to_shm_ep(ep_fid), buf, len, dest, 0, 0,
+			       FI_INJECT);
 }
 
 static ssize_t shm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
@@ -61,21 +59,18 @@ static ssize_t shm_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 static ssize_t shm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 				  size_t len, uint64_t data, fi_addr_t dest)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return shm_send_post(to_shm_ep(ep_fid), &iov, 1, dest, 0, data, NULL,
-			     FI_INJECT | FI_REMOTE_CQ_DATA);
+	return shm_inject_post(to_shm_ep(ep_fid), buf, len, dest, 0, data,
+			       FI_INJECT | FI_REMOTE_CQ_DATA);
 }
 
 static ssize_t shm_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			    void *desc, fi_addr_t src, void *context)
 {
 	struct shm_ep *ep = to_shm_ep(ep_fid);
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	(void)desc;
-	return shm_recv_post(ep, &iov, 1, src, 0, 0, context,
-			     ep->util.rx_op_flags);
+	return shm_recv_post1(ep, buf, len, src, 0, 0, context,
+			      ep->util.rx_op_flags);
 }
 
 static ssize_t shm_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -145,10 +140,8 @@ static ssize_t shm_tag_sendmsg(struct fid_ep *ep_fid,
 static ssize_t shm_tag_inject(struct fid_ep *ep_fid, const void *buf,
 			      size_t len, fi_addr_t dest, uint64_t tag)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return shm_send_post(to_shm_ep(ep_fid), &iov, 1, dest, tag, 0, NULL,
-			     FI_INJECT | FI_TAGGED);
+	return shm_inject_post(to_shm_ep(ep_fid), buf, len, dest, tag, 0,
+			       FI_INJECT | FI_TAGGED);
 }
 
 static ssize_t shm_tag_senddata(struct fid_ep *ep_fid, const void *buf,
@@ -168,10 +161,8 @@ static ssize_t shm_tag_injectdata(struct fid_ep *ep_fid, const void *buf,
 				  size_t len, uint64_t data, fi_addr_t dest,
 				  uint64_t tag)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return shm_send_post(to_shm_ep(ep_fid), &iov, 1, dest, tag, data, NULL,
-			     FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
+	return shm_inject_post(to_shm_ep(ep_fid), buf, len, dest, tag, data,
+			       FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
 }
 
 static ssize_t shm_tag_recv(struct fid_ep *ep_fid, void *buf, size_t len,
@@ -179,11 +170,10 @@ static ssize_t shm_tag_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			    uint64_t ignore, void *context)
 {
 	struct shm_ep *ep = to_shm_ep(ep_fid);
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	(void)desc;
-	return shm_recv_post(ep, &iov, 1, src, tag, ignore, context,
-			     ep->util.rx_op_flags | FI_TAGGED);
+	return shm_recv_post1(ep, buf, len, src, tag, ignore, context,
+			      ep->util.rx_op_flags | FI_TAGGED);
 }
 
 static ssize_t shm_tag_recvv(struct fid_ep *ep_fid, const struct iovec *iov,

@@ -205,6 +205,46 @@ ssize_t shm_recv_post(struct shm_ep *ep, const struct iovec *iov,
 	return ret;
 }
 
+/* fi_recv and fi_trecv: one buffer, and most often nothing unexpected to
+ * match first (receives posted ahead of their messages). That case is
+ * posted here without shm_recv_post's iovec checks, flag dispatch and
+ * unexpected-queue search: fi_recv sits on every round trip's critical
+ * path, between the completion of one message and the send of the next. */
+ssize_t shm_recv_post1(struct shm_ep *ep, void *buf, size_t len,
+		       fi_addr_t src, uint64_t tag, uint64_t ignore,
+		       void *context, uint64_t flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct util_match_queue *q = (flags & FI_TAGGED) ? &ep->tag_q :
+							   &ep->msg_q;
+	struct shm_rx_entry *rx;
+
+	if (WEFT_UNLIKELY(!buf && len)) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"receive of %zu bytes into NULL\n", len);
+		return -FI_EINVAL;
+	}
+	if (WEFT_UNLIKELY(flags & (FI_PEEK | FI_CLAIM | FI_MULTI_RECV)))
+		return shm_recv_post(ep, &iov, 1, src, tag, ignore, context,
+				     flags);
+	util_lock_acquire(&ep->util.lock);
+	if (WEFT_UNLIKELY(q->unexp != NULL) ||
+	    WEFT_UNLIKELY(!(rx = util_pool_get(&ep->rx_pool)))) {
+		util_lock_release(&ep->util.lock);
+		return shm_recv_post(ep, &iov, 1, src, tag, ignore, context,
+				     flags);
+	}
+	util_rx_entry_init(&rx->util, (ep->util.caps & FI_DIRECTED_RECV) ?
+				      src : FI_ADDR_UNSPEC,
+			   tag, ignore, context, flags, NULL, 0);
+	rx->comp_flags = shm_recv_comp_flags(flags);
+	rx->iov_cnt = 1;
+	rx->iov[0] = iov;
+	util_match_post(q, &rx->util);
+	util_lock_release(&ep->util.lock);
+	return 0;
+}
+
 ssize_t shm_ep_cancel(fid_t fid, void *context)
 {
 	struct shm_ep *ep = container_of(fid, struct shm_ep, util.ep_fid.fid);

@@ -71,19 +71,12 @@ static inline void shm_send_line0_payload(uint8_t *d, const uint8_t *s,
 	}
 }
 
-static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
-			       const struct iovec *iov, size_t count,
-			       size_t len, uint64_t tag, uint64_t data,
-			       void *context, uint64_t flags)
+/* Fill a reserved cell with an inline SEND and publish it. */
+static inline __attribute__((always_inline)) void
+shm_send_fill_inline(struct shm_conn *conn, struct shm_cell *cell,
+		     const struct iovec *iov, size_t count, size_t len,
+		     uint64_t tag, uint64_t data, uint64_t flags)
 {
-	bool comp = shm_send_wants_comp(ep, flags);
-	struct shm_cell *cell;
-
-	if (comp && WEFT_UNLIKELY(!util_cq_space(ep->util.tx_cq)))
-		return -FI_EAGAIN;
-	cell = shm_peer_reserve(conn->peer);
-	if (WEFT_UNLIKELY(!cell))
-		return shm_conn_full(ep, conn);
 	shm_send_inline_payload(cell, iov, count, len);
 	cell->hdr.op = SHM_OP_SEND;
 	cell->hdr.flags = shm_send_cell_flags(flags);
@@ -101,6 +94,22 @@ static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
 				  len < SHM_CELL_LINE0_PAYLOAD ?
 					  len : SHM_CELL_LINE0_PAYLOAD);
 	shm_peer_commit(conn->peer, cell);
+}
+
+static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
+			       const struct iovec *iov, size_t count,
+			       size_t len, uint64_t tag, uint64_t data,
+			       void *context, uint64_t flags)
+{
+	bool comp = shm_send_wants_comp(ep, flags);
+	struct shm_cell *cell;
+
+	if (comp && WEFT_UNLIKELY(!util_cq_space(ep->util.tx_cq)))
+		return -FI_EAGAIN;
+	cell = shm_peer_reserve(conn->peer);
+	if (WEFT_UNLIKELY(!cell))
+		return shm_conn_full(ep, conn);
+	shm_send_fill_inline(conn, cell, iov, count, len, tag, data, flags);
 
 	if (comp)
 		util_ep_tx_comp(&ep->util, context, shm_send_comp_flags(flags),
@@ -201,6 +210,48 @@ ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 	else
 		ret = shm_send_rts(ep, conn, iov, count, len, tag, data,
 				   context, flags);
+unlock:
+	util_lock_release(&ep->util.lock);
+	return ret;
+}
+
+/* fi_inject and its variants: one buffer, no completion, and always
+ * inline (inject_size is the inline payload). Everything shm_send_post
+ * checks for iovecs, completions and protocols is settled by the call
+ * itself; on the test VM this path is ~60 instructions shorter, and each
+ * instruction saved is latency, since the reply's fi_inject sits on every
+ * round trip's critical path. */
+ssize_t shm_inject_post(struct shm_ep *ep, const void *buf, size_t len,
+			fi_addr_t dest, uint64_t tag, uint64_t data,
+			uint64_t flags)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct shm_conn *conn;
+	struct shm_cell *cell;
+	ssize_t ret;
+
+	if (WEFT_UNLIKELY(!buf && len)) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "inject of %zu bytes from NULL\n",
+			len);
+		return -FI_EINVAL;
+	}
+	util_lock_acquire(&ep->util.lock);
+	ret = shm_conn_tx(ep, dest, &conn);
+	if (WEFT_UNLIKELY(ret))
+		goto unlock;
+	if (WEFT_UNLIKELY(len > shm_peer_payload_max(conn->peer))) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"inject of %zu bytes exceeds inject_size\n", len);
+		ret = -FI_EINVAL;
+		goto unlock;
+	}
+	cell = shm_peer_reserve(conn->peer);
+	if (WEFT_UNLIKELY(!cell)) {
+		ret = shm_conn_full(ep, conn);
+		goto unlock;
+	}
+	shm_send_fill_inline(conn, cell, &iov, 1, len, tag, data, flags);
+	util_ep_cntr_inc(&ep->util, UTIL_CNTR_SEND);
 unlock:
 	util_lock_release(&ep->util.lock);
 	return ret;
