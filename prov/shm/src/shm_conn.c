@@ -157,10 +157,23 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 int shm_conn_tx(struct shm_ep *ep, fi_addr_t fi_addr, struct shm_conn **conn)
 {
 	struct util_av *av = ep->util.av;
-	struct util_av_slot *slot = util_av_slot(av, fi_addr);
+	struct util_av_slot *slot;
 	const struct shm_av_data *data;
 	struct shm_conn *c;
 
+	/* No address left any AV since the last sweep, which dropped the
+	 * cache entries of those that did: the cached conn is the slot's,
+	 * without looking the slot up. */
+	if (WEFT_LIKELY(fi_addr < ep->tx_map_len &&
+			!atomic_load_explicit(&ep->av_dirty,
+					      memory_order_relaxed))) {
+		c = ep->tx_map[fi_addr].conn;
+		if (WEFT_LIKELY(c && c->peer)) {
+			*conn = c;
+			return 0;
+		}
+	}
+	slot = util_av_slot(av, fi_addr);
 	if (WEFT_UNLIKELY(!slot))
 		return -FI_EINVAL;
 	data = (const void *)(slot->bytes + av->data_off);
