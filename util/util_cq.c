@@ -98,6 +98,46 @@ static int util_cq_set_format(struct util_cq *cq, enum fi_cq_format format)
 
 /* ---- writing ---- */
 
+/*
+ * A thread in fi_cq_read runs progress, which writes completions, which it
+ * then reads back out of the ring: two copies, and the read takes the CQ
+ * lock a second time. While a read progresses, completions this thread
+ * writes into that CQ go straight to the caller's buffer instead, as long
+ * as the ring is empty (so nothing written earlier is overtaken; once
+ * anything is in the ring, writes go behind it). Thread-local, so a write
+ * from another thread's progress never lands in this caller's buffer. On
+ * the test VM: ~70 instructions less per completion that fi_cq_read finds,
+ * and a round trip of fi_pingpong has one on its critical path.
+ */
+struct util_cq_direct {
+	struct util_cq *cq;		/* NULL: no read in progress */
+	uint8_t *out;
+	fi_addr_t *src_addr;
+	size_t left;
+	size_t n;
+};
+
+static __thread struct util_cq_direct util_cq_direct
+	__attribute__((tls_model("initial-exec")));
+
+/* Called with the CQ lock held. */
+static bool util_cq_write_direct(struct util_cq *cq,
+				 const struct util_cq_entry *e)
+{
+	struct util_cq_direct *d = &util_cq_direct;
+
+	if (d->cq != cq || cq->head != cq->tail || cq->ovf)
+		return false;
+	cq->copy_out(d->out, e);
+	if (d->src_addr)
+		d->src_addr[d->n] = e->src;
+	d->out += cq->entry_size;
+	d->n++;
+	if (!--d->left)
+		d->cq = NULL;
+	return true;
+}
+
 /* Ring slot or overflow node for the next entry; NULL on ENOMEM. Called
  * with the CQ lock held. */
 static struct util_cq_entry *util_cq_slot(struct util_cq *cq)
@@ -125,6 +165,17 @@ int util_cq_write_src(struct util_cq *cq, void *context, uint64_t flags,
 	struct util_cq_entry *e;
 
 	util_lock_acquire(&cq->lock);
+	if (util_cq_direct.cq == cq) {
+		struct util_cq_entry de = {
+			.op_context = context, .flags = flags, .len = len,
+			.buf = buf, .data = data, .tag = tag, .src = src,
+		};
+
+		if (util_cq_write_direct(cq, &de)) {
+			util_lock_release(&cq->lock);
+			return 0;
+		}
+	}
 	e = util_cq_slot(cq);
 	if (WEFT_UNLIKELY(!e)) {
 		util_lock_release(&cq->lock);
@@ -258,11 +309,24 @@ static ssize_t util_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src_addr)
 {
 	struct util_cq *cq = to_util_cq(cq_fid);
+	struct util_cq_direct *d = &util_cq_direct;
 	ssize_t ret;
 
 	if (WEFT_UNLIKELY(count && !buf))
 		return -FI_EINVAL;
+	if (count) {
+		*d = (struct util_cq_direct){
+			.cq = cq, .out = buf, .src_addr = src_addr,
+			.left = count,
+		};
+	}
 	util_cq_progress(cq);
+	d->cq = NULL;
+	if (d->n) {
+		ret = (ssize_t)d->n;
+		d->n = 0;
+		return ret;
+	}
 	util_lock_acquire(&cq->lock);
 	ret = util_cq_read_locked(cq, buf, count, src_addr);
 	util_lock_release(&cq->lock);

@@ -266,6 +266,24 @@ static void test_cq_overflow_keeps_order(void **state)
 	test_env_close(&env);
 }
 
+/* A CQ and a test endpoint bound to it for both directions, so that every
+ * read progresses the endpoint once. */
+static struct fid_cq *cq_with_ep(struct test_env *env,
+				 enum fi_threading threading,
+				 enum fi_cq_format format, size_t size,
+				 struct test_ep **ep)
+{
+	struct fid_cq *cq;
+
+	assert_int_equal(test_env_open(env, FI_VERSION(1, 17), threading, 0),
+			 0);
+	cq = cq_open(env, format, size, FI_WAIT_NONE);
+	*ep = test_ep_open(env);
+	assert_int_equal(fi_ep_bind(&(*ep)->util.ep_fid, &cq->fid,
+				    FI_TRANSMIT | FI_RECV), 0);
+	return cq;
+}
+
 static void test_cq_read_runs_progress(void **state)
 {
 	struct test_env env;
@@ -274,13 +292,7 @@ static void test_cq_read_runs_progress(void **state)
 	struct test_ep *ep;
 	fi_addr_t src[4];
 
-	assert_int_equal(test_env_open(&env, FI_VERSION(1, 17),
-				       FI_THREAD_DOMAIN, 0), 0);
-	cq = cq_open(&env, FI_CQ_FORMAT_CONTEXT, 0, FI_WAIT_NONE);
-	ep = test_ep_open(&env);
-	/* bound for both directions: progressed once per read */
-	assert_int_equal(fi_ep_bind(&ep->util.ep_fid, &cq->fid,
-				    FI_TRANSMIT | FI_RECV), 0);
+	cq = cq_with_ep(&env, FI_THREAD_DOMAIN, FI_CQ_FORMAT_CONTEXT, 0, &ep);
 	assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
 	assert_int_equal(ep->progress_calls, 1);
 	ep->pending[0] = (void *)11;
@@ -299,6 +311,136 @@ static void test_cq_read_runs_progress(void **state)
 	assert_int_equal(fi_close(&ep->util.ep_fid.fid), 0);
 	/* no endpoint any more: no progress */
 	assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
+	assert_int_equal(fi_close(&cq->fid), 0);
+	test_env_close(&env);
+}
+
+static void read_expect(struct fid_cq *cq, ssize_t want, const int *ctx,
+			const fi_addr_t *src)
+{
+	struct fi_cq_tagged_entry e[8];
+	fi_addr_t got[8];
+
+	assert_int_equal(fi_cq_readfrom(cq, e, 4, got), want);
+	for (ssize_t i = 0; i < want; i++) {
+		assert_ptr_equal(e[i].op_context, (void *)(uintptr_t)ctx[i]);
+		if (src)
+			assert_int_equal(got[i], src[i]);
+	}
+}
+
+/* Completions written by the progress of a read land in the reader's
+ * buffer directly, but never ahead of anything already queued: ring
+ * entries, errors, and what did not fit the read stay in order. */
+static void test_cq_read_direct_order(void **state)
+{
+	struct test_env env;
+	struct fi_cq_err_entry err = { 0 };
+	struct fid_cq *cq;
+	struct test_ep *ep;
+
+	/* one ring slot: anything beyond it that went through the ring
+	 * would need overflow nodes */
+	cq = cq_with_ep(&env, FI_THREAD_SAFE, FI_CQ_FORMAT_TAGGED, 1, &ep);
+
+	/* Nothing queued: all three go to the caller's buffer directly. */
+	ep->pending[0] = (void *)1;
+	ep->pending[1] = (void *)2;
+	ep->pending[2] = (void *)3;
+	ep->npending = 3;
+	read_expect(cq, 3, (const int[]){ 1, 2, 3 },
+		    (const fi_addr_t[]){ 0, 1, 2 });
+	assert_null(to_util_cq(cq)->ovf_free);
+
+	/* More than the read takes: the rest waits in the ring. */
+	for (int i = 0; i < 6; i++)
+		ep->pending[i] = (void *)(uintptr_t)(4 + i);
+	ep->npending = 6;
+	read_expect(cq, 4, (const int[]){ 4, 5, 6, 7 },
+		    (const fi_addr_t[]){ 0, 1, 2, 3 });
+	assert_int_equal(util_cq_count(to_util_cq(cq)), 2);
+	/* ...and a later completion goes behind it, not into the read (a
+	 * one-slot ring hands out one entry per read). */
+	ep->pending[0] = (void *)10;
+	ep->npending = 1;
+	read_expect(cq, 1, (const int[]){ 8 }, (const fi_addr_t[]){ 4 });
+	read_expect(cq, 1, (const int[]){ 9 }, (const fi_addr_t[]){ 5 });
+	read_expect(cq, 1, (const int[]){ 10 }, (const fi_addr_t[]){ 0 });
+
+	/* An error already queued is not overtaken. */
+	write_err(cq, (void *)11, FI_EIO, NULL, 0);
+	ep->pending[0] = (void *)12;
+	ep->npending = 1;
+	assert_int_equal(fi_cq_read(cq, NULL, 0), -FI_EAVAIL);
+	read_expect(cq, -FI_EAVAIL, NULL, NULL);
+	assert_int_equal(fi_cq_readerr(cq, &err, 0), 1);
+	assert_ptr_equal(err.op_context, (void *)11);
+	read_expect(cq, 1, (const int[]){ 12 }, NULL);
+	assert_int_equal(fi_cq_read(cq, NULL, 0), -FI_EAGAIN);
+
+	assert_int_equal(fi_close(&ep->util.ep_fid.fid), 0);
+	assert_int_equal(fi_close(&cq->fid), 0);
+	test_env_close(&env);
+}
+
+struct direct_writer {
+	struct fid_cq *cq;
+	int n;
+};
+
+static void *direct_writer_thread(void *arg)
+{
+	struct direct_writer *w = arg;
+
+	for (int i = 0; i < w->n; i++)
+		while (util_cq_write_src(to_util_cq(w->cq),
+					 (void *)(uintptr_t)(i + 1), FI_RECV,
+					 0, NULL, 0, 0, 7) == -FI_ENOMEM)
+			;
+	return NULL;
+}
+
+/* Another thread's completions never land in a reader's buffer out of
+ * order with the ones this thread's progress writes directly: the reader
+ * sees the writer's in order, and its own in order, nothing lost. */
+static void test_cq_read_direct_threads(void **state)
+{
+	struct test_env env;
+	struct direct_writer w = { .n = 100000 };
+	struct fi_cq_entry e[4];
+	struct fid_cq *cq;
+	struct test_ep *ep;
+	uintptr_t next_w = 1, next_own = 1000001, got = 0;
+	pthread_t t;
+	int queued = 0;
+
+	cq = cq_with_ep(&env, FI_THREAD_SAFE, FI_CQ_FORMAT_CONTEXT, 64, &ep);
+	w.cq = cq;
+	assert_int_equal(pthread_create(&t, NULL, direct_writer_thread, &w),
+			 0);
+	while (got < (uintptr_t)w.n + 100000) {
+		ssize_t n;
+
+		/* progress runs under the endpoint's lock, the test ep's
+		 * pending list is only touched by this thread */
+		if (!ep->npending && queued < 100000) {
+			ep->pending[0] = (void *)(1000001 + (uintptr_t)queued++);
+			ep->npending = 1;
+		}
+		n = fi_cq_read(cq, e, 4);
+		for (ssize_t i = 0; i < n; i++, got++) {
+			uintptr_t c = (uintptr_t)e[i].op_context;
+
+			if (c > 1000000)
+				assert_int_equal(c, next_own++);
+			else
+				assert_int_equal(c, next_w++);
+		}
+	}
+	pthread_join(t, NULL);
+	assert_int_equal(next_w, (uintptr_t)w.n + 1);
+	assert_int_equal(next_own, 1000001 + 100000);
+	assert_int_equal(fi_close(&ep->util.ep_fid.fid), 0);
 	assert_int_equal(fi_close(&cq->fid), 0);
 	test_env_close(&env);
 }
@@ -475,6 +617,8 @@ int main(void)
 		cmocka_unit_test(test_cq_err_data_provider_buffer),
 		cmocka_unit_test(test_cq_overflow_keeps_order),
 		cmocka_unit_test(test_cq_read_runs_progress),
+		cmocka_unit_test(test_cq_read_direct_order),
+		cmocka_unit_test(test_cq_read_direct_threads),
 		cmocka_unit_test(test_cq_sread_timeout),
 		cmocka_unit_test(test_cq_sread_woken_by_write),
 		cmocka_unit_test(test_cq_fd_wait),
