@@ -308,14 +308,16 @@ int shm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 int shm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
 
-/* shm_conn.c: peers. */
-int shm_conn_tx(struct shm_ep *ep, fi_addr_t fi_addr, struct shm_conn **conn);
+/* shm_conn.c: peers. The lookups below are inline for their cached case
+ * and call the _checked function otherwise. */
+int shm_conn_tx_checked(struct shm_ep *ep, fi_addr_t fi_addr,
+			struct shm_conn **conn);
 /* false (and its operations failed) once the peer is found dead. */
 bool shm_conn_check(struct shm_ep *ep, struct shm_conn *conn);
-struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
-				 const struct shm_cell_hdr *hdr);
+struct shm_conn *shm_conn_by_src_checked(struct shm_ep *ep,
+					 const struct shm_cell_hdr *hdr);
 int shm_conn_open_peer(struct shm_ep *ep, struct shm_conn *conn);
-fi_addr_t shm_conn_fi_addr(struct shm_ep *ep, struct shm_conn *conn);
+fi_addr_t shm_conn_fi_addr_checked(struct shm_ep *ep, struct shm_conn *conn);
 void shm_conn_close_all(struct shm_ep *ep);
 /* Progress, once ep->av_dirty is set: unmap the peers whose address left
  * the AV and that nothing uses any more. */
@@ -327,6 +329,54 @@ static inline void shm_conn_sweep_check(struct shm_ep *ep)
 	if (WEFT_UNLIKELY(atomic_load_explicit(&ep->av_dirty,
 					       memory_order_relaxed)))
 		shm_conn_sweep(ep);
+}
+
+/* Whether no address left the AV since the last sweep, which drops the
+ * caches below of those that did: while so, a cached entry is current. */
+static inline bool shm_conn_caches_current(struct shm_ep *ep)
+{
+	return !atomic_load_explicit(&ep->av_dirty, memory_order_relaxed);
+}
+
+/* The peer of a destination fi_addr. */
+static inline int shm_conn_tx(struct shm_ep *ep, fi_addr_t fi_addr,
+			      struct shm_conn **conn)
+{
+	struct shm_conn *c;
+
+	if (WEFT_LIKELY(fi_addr < ep->tx_map_len &&
+			shm_conn_caches_current(ep))) {
+		c = ep->tx_map[fi_addr].conn;
+		if (WEFT_LIKELY(c && c->peer)) {
+			*conn = c;
+			return 0;
+		}
+	}
+	return shm_conn_tx_checked(ep, fi_addr, conn);
+}
+
+/* The sender of a cell (NULL: unknown or stale, drop the cell). */
+static inline struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
+					       const struct shm_cell_hdr *hdr)
+{
+	const struct shm_src_map *m;
+
+	if (WEFT_LIKELY(hdr->src < ep->src_map_len)) {
+		m = &ep->src_map[hdr->src];
+		if (WEFT_LIKELY(m->conn && m->gen == hdr->src_gen))
+			return m->conn;
+	}
+	return shm_conn_by_src_checked(ep, hdr);
+}
+
+/* conn's address in our AV, FI_ADDR_NOTAVAIL if it has none. */
+static inline fi_addr_t shm_conn_fi_addr(struct shm_ep *ep,
+					 struct shm_conn *conn)
+{
+	if (WEFT_LIKELY(conn->fi_addr != FI_ADDR_NOTAVAIL &&
+			shm_conn_caches_current(ep)))
+		return conn->fi_addr;
+	return shm_conn_fi_addr_checked(ep, conn);
 }
 /* shm_bounce_push for a transfer toward conn, within its share of the
  * pool (shm_env.bounce_peer_segs); shm_bounce_tx_abort likewise. */

@@ -154,25 +154,14 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 }
 
 /* The peer behind fi_addr, its region mapped. */
-int shm_conn_tx(struct shm_ep *ep, fi_addr_t fi_addr, struct shm_conn **conn)
+int shm_conn_tx_checked(struct shm_ep *ep, fi_addr_t fi_addr,
+			struct shm_conn **conn)
 {
 	struct util_av *av = ep->util.av;
 	struct util_av_slot *slot;
 	const struct shm_av_data *data;
 	struct shm_conn *c;
 
-	/* No address left any AV since the last sweep, which dropped the
-	 * cache entries of those that did: the cached conn is the slot's,
-	 * without looking the slot up. */
-	if (WEFT_LIKELY(fi_addr < ep->tx_map_len &&
-			!atomic_load_explicit(&ep->av_dirty,
-					      memory_order_relaxed))) {
-		c = ep->tx_map[fi_addr].conn;
-		if (WEFT_LIKELY(c && c->peer)) {
-			*conn = c;
-			return 0;
-		}
-	}
 	slot = util_av_slot(av, fi_addr);
 	if (WEFT_UNLIKELY(!slot))
 		return -FI_EINVAL;
@@ -211,8 +200,8 @@ shm_conn_by_src_slow(struct shm_ep *ep, const struct shm_cell_hdr *hdr,
 	return c;
 }
 
-struct shm_conn *shm_conn_by_src(struct shm_ep *ep,
-				 const struct shm_cell_hdr *hdr)
+struct shm_conn *shm_conn_by_src_checked(struct shm_ep *ep,
+					 const struct shm_cell_hdr *hdr)
 {
 	struct shm_src_map *m;
 
@@ -236,7 +225,7 @@ shm_conn_fi_addr_slow(struct shm_ep *ep, struct shm_conn *conn)
 	return conn->fi_addr;
 }
 
-fi_addr_t shm_conn_fi_addr(struct shm_ep *ep, struct shm_conn *conn)
+fi_addr_t shm_conn_fi_addr_checked(struct shm_ep *ep, struct shm_conn *conn)
 {
 	if (WEFT_LIKELY(conn->fi_addr != FI_ADDR_NOTAVAIL &&
 			util_av_addr(ep->util.av, conn->fi_addr)))
