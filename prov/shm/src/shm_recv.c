@@ -412,7 +412,9 @@ static bool shm_rx_fast_send(struct shm_ep *ep, struct shm_conn *conn,
 	    conn->rma_busy)
 		return false;
 	util_match_remove_rx(q, urx);
-	if (hdr->len)
+	if (hdr->len <= SHM_CELL_LINE0_PAYLOAD)
+		shm_copy_small(rx->iov[0].iov_base, payload, hdr->len);
+	else
 		memcpy(rx->iov[0].iov_base, payload, hdr->len);
 	flags = rx->comp_flags |
 		((hdr->flags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0);

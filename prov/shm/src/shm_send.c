@@ -53,24 +53,6 @@ static inline void shm_send_inline_payload(struct shm_cell *cell,
 				  cell->payload + SHM_CELL_LINE0_PAYLOAD, rest);
 }
 
-/* The payload bytes of the cell's first line (n <= 16), with fixed-size
- * moves (two overlapping ones) instead of a variable-length copy. */
-static inline void shm_send_line0_payload(uint8_t *d, const uint8_t *s,
-					  size_t n)
-{
-	if (n >= 8) {
-		memcpy(d, s, 8);
-		memcpy(d + n - 8, s + n - 8, 8);
-	} else if (n >= 4) {
-		memcpy(d, s, 4);
-		memcpy(d + n - 4, s + n - 4, 4);
-	} else if (n) {
-		d[0] = s[0];
-		d[n / 2] = s[n / 2];
-		d[n - 1] = s[n - 1];
-	}
-}
-
 /* Fill a reserved cell with an inline SEND and publish it. */
 static inline __attribute__((always_inline)) void
 shm_send_fill_inline(struct shm_conn *conn, struct shm_cell *cell,
@@ -86,7 +68,7 @@ shm_send_fill_inline(struct shm_conn *conn, struct shm_cell *cell,
 	cell->hdr.data = data;
 	cell->hdr.cookie = 0;
 	if (WEFT_LIKELY(count == 1))
-		shm_send_line0_payload(cell->payload, iov[0].iov_base,
+		shm_copy_small(cell->payload, iov[0].iov_base,
 				       len < SHM_CELL_LINE0_PAYLOAD ?
 					       len : SHM_CELL_LINE0_PAYLOAD);
 	else
