@@ -13,33 +13,6 @@ void util_match_queue_init(struct util_match_queue *q, bool directed)
 	q->unexp_count = 0;
 }
 
-void util_rx_entry_init(struct util_rx_entry *rx, fi_addr_t src, uint64_t tag,
-			uint64_t ignore, void *context, uint64_t flags,
-			void *mrecv_buf, size_t mrecv_len)
-{
-	rx->prev = rx->next = NULL;
-	rx->src = src;
-	rx->tag = tag;
-	rx->ignore = ignore;
-	rx->context = context;
-	rx->flags = flags;
-	rx->mrecv_buf = mrecv_buf;
-	rx->mrecv_len = mrecv_len;
-	rx->mrecv_off = 0;
-}
-
-void util_match_post(struct util_match_queue *q, struct util_rx_entry *rx)
-{
-	DL_APPEND(q->posted, rx);
-	q->posted_count++;
-}
-
-void util_match_remove_rx(struct util_match_queue *q, struct util_rx_entry *rx)
-{
-	DL_DELETE(q->posted, rx);
-	q->posted_count--;
-}
-
 void util_match_remove_unexp(struct util_match_queue *q,
 			     struct util_unexp_entry *ux)
 {

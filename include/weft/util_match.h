@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <rdma/fabric.h>
+#include <utlist.h>
 
 struct util_rx_entry {
 	struct util_rx_entry *prev, *next;
@@ -64,13 +65,31 @@ struct util_match_queue {
 void util_match_queue_init(struct util_match_queue *q, bool directed);
 
 /* Fill a receive entry. For FI_MULTI_RECV pass the buffer as mrecv buf/len
- * (single buffer; iov count 1). */
-void util_rx_entry_init(struct util_rx_entry *rx, fi_addr_t src, uint64_t tag,
-			uint64_t ignore, void *context, uint64_t flags,
-			void *mrecv_buf, size_t mrecv_len);
+ * (single buffer; iov count 1). Inline, like the two below: they are on
+ * every message's path, and a call costs more than their bodies. */
+static inline void util_rx_entry_init(struct util_rx_entry *rx, fi_addr_t src,
+				      uint64_t tag, uint64_t ignore,
+				      void *context, uint64_t flags,
+				      void *mrecv_buf, size_t mrecv_len)
+{
+	rx->prev = rx->next = NULL;
+	rx->src = src;
+	rx->tag = tag;
+	rx->ignore = ignore;
+	rx->context = context;
+	rx->flags = flags;
+	rx->mrecv_buf = mrecv_buf;
+	rx->mrecv_len = mrecv_len;
+	rx->mrecv_off = 0;
+}
 
 /* Append a posted receive (after util_match_take_unexp found nothing). */
-void util_match_post(struct util_match_queue *q, struct util_rx_entry *rx);
+static inline void util_match_post(struct util_match_queue *q,
+				   struct util_rx_entry *rx)
+{
+	DL_APPEND(q->posted, rx);
+	q->posted_count++;
+}
 
 /* An arriving message: the first posted receive that matches, removed from
  * the queue, except a FI_MULTI_RECV entry, which stays until
@@ -120,7 +139,12 @@ void *util_match_mrecv_take(struct util_match_queue *q,
 			    size_t min_free, size_t *avail, bool *released);
 
 /* Remove a specific posted entry / unexpected entry (e.g. at ep close). */
-void util_match_remove_rx(struct util_match_queue *q, struct util_rx_entry *rx);
+static inline void util_match_remove_rx(struct util_match_queue *q,
+					struct util_rx_entry *rx)
+{
+	DL_DELETE(q->posted, rx);
+	q->posted_count--;
+}
 void util_match_remove_unexp(struct util_match_queue *q,
 			     struct util_unexp_entry *ux);
 
