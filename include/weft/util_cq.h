@@ -24,7 +24,12 @@
  * head; fi_cq_readerr pops it. err_data (up to UTIL_CQ_ERR_DATA_MAX bytes,
  * copied at write time) is returned per fi_cq(3): API >= 1.5 with
  * err_data_size > 0 copies into the caller's buffer, otherwise err_data
- * points at CQ memory valid until the next read of the CQ.
+ * points at CQ memory valid until the next read of the CQ (at least; a
+ * read that finds the CQ empty answers without the lock and leaves it).
+ *
+ * Completions written while the writing thread is inside fi_cq_read of
+ * the same CQ, with nothing queued ahead of them, are copied straight
+ * into the reader's buffer (util_cq.c says why).
  *
  * Threading: the CQ lock comes from the domain's threading level.
  */
