@@ -169,10 +169,10 @@ int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r)
 }
 
 /* The completion of message m into a buffer of cap bytes at buf. */
-static inline void shm_rx_complete_buf(struct shm_ep *ep, void *context,
-				       uint64_t comp_flags, void *buf,
-				       size_t cap, bool want_comp,
-				       const struct shm_msg_info *m, int err)
+static inline __attribute__((always_inline)) void
+shm_rx_complete_buf(struct shm_ep *ep, void *context, uint64_t comp_flags,
+		    void *buf, size_t cap, bool want_comp,
+		    const struct shm_msg_info *m, int err)
 {
 	size_t len = m->size < cap ? m->size : cap;
 	uint64_t flags = comp_flags |
@@ -371,13 +371,16 @@ void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m)
 
 /* The common case: an inline message into a posted one-buffer receive,
  * straight from the cell (no shm_rx_dest to fill, no iov walk). */
-static void shm_rx_deliver_inline1(struct shm_ep *ep, struct shm_rx_entry *rx,
-				   const struct shm_msg_info *m)
+static inline __attribute__((always_inline)) void
+shm_rx_deliver_inline1(struct shm_ep *ep, struct shm_rx_entry *rx,
+		       const struct shm_msg_info *m)
 {
 	size_t cap = rx->iov[0].iov_len;
 	size_t len = m->size < cap ? m->size : cap;
 
-	if (len)
+	if (len <= SHM_CELL_LINE0_PAYLOAD)
+		shm_copy_small(rx->iov[0].iov_base, m->payload, len);
+	else
 		memcpy(rx->iov[0].iov_base, m->payload, len);
 	shm_rx_complete_buf(ep, rx->util.context, rx->comp_flags,
 			    rx->iov[0].iov_base, cap,
@@ -387,11 +390,11 @@ static void shm_rx_deliver_inline1(struct shm_ep *ep, struct shm_rx_entry *rx,
 }
 
 /* The commonest case of all, tried before the general path: an inline
- * SEND that fits the first receive posted on its queue, a one-buffer
- * receive for any source. It is delivered from the header as polled,
- * without the message description the general path builds (on the test
- * VM ~50 instructions a message, all on the round trip's critical path).
- * False: not this case, nothing done. */
+ * SEND for the first receive posted on its queue, a one-buffer receive
+ * for any source. It needs only the few fields of the message description
+ * that delivery reads, not the whole one the general path builds (on the
+ * test VM ~50 instructions a message, all on the round trip's critical
+ * path). False: not this case, nothing done. */
 static bool shm_rx_fast_send(struct shm_ep *ep, struct shm_conn *conn,
 			     const struct shm_cell_hdr *hdr,
 			     const uint8_t *payload)
@@ -399,32 +402,25 @@ static bool shm_rx_fast_send(struct shm_ep *ep, struct shm_conn *conn,
 	bool tagged = hdr->flags & SHM_F_TAGGED;
 	struct util_match_queue *q = tagged ? &ep->tag_q : &ep->msg_q;
 	struct util_rx_entry *urx = q->posted;
-	uint64_t tag = tagged ? hdr->tag : 0;
+	struct shm_msg_info m;
 	struct shm_rx_entry *rx;
-	uint64_t flags;
 
+	m.tag = tagged ? hdr->tag : 0;
 	if (!urx || (urx->flags & FI_MULTI_RECV) ||
-	    ((tag ^ urx->tag) & ~urx->ignore) ||
+	    ((m.tag ^ urx->tag) & ~urx->ignore) ||
 	    (q->directed && urx->src != FI_ADDR_UNSPEC))
 		return false;
 	rx = container_of(urx, struct shm_rx_entry, util);
-	if (rx->iov_cnt != 1 || hdr->len > rx->iov[0].iov_len ||
-	    conn->rma_busy)
+	if (rx->iov_cnt != 1 || conn->rma_busy)
 		return false;
 	util_match_remove_rx(q, urx);
-	if (hdr->len <= SHM_CELL_LINE0_PAYLOAD)
-		shm_copy_small(rx->iov[0].iov_base, payload, hdr->len);
-	else
-		memcpy(rx->iov[0].iov_base, payload, hdr->len);
-	flags = rx->comp_flags |
-		((hdr->flags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0);
-	if (util_ep_rx_wants_comp(&ep->util, urx->flags))
-		util_ep_rx_comp(&ep->util, urx->context, flags, hdr->len,
-				rx->iov[0].iov_base, hdr->data, tag,
-				(ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
-				shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL);
-	util_ep_cntr_inc(&ep->util, UTIL_CNTR_RECV);
-	util_pool_put(&ep->rx_pool, rx);
+	m.cflags = hdr->flags;
+	m.size = hdr->len;
+	m.data = hdr->data;
+	m.payload = payload;
+	m.src = (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
+		shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
+	shm_rx_deliver_inline1(ep, rx, &m);
 	return true;
 }
 
