@@ -140,6 +140,24 @@ static ssize_t shm_recv_claim(struct shm_ep *ep, struct util_match_queue *q,
 			       src);
 }
 
+/* Fill rx for the buffers and post it (nothing unexpected matched it). */
+static inline void shm_recv_queue(struct util_match_queue *q,
+				  struct shm_rx_entry *rx,
+				  const struct iovec *iov, size_t count,
+				  fi_addr_t src, uint64_t tag, uint64_t ignore,
+				  void *context, uint64_t flags)
+{
+	size_t i;
+
+	util_rx_entry_init(&rx->util, src, tag, ignore, context, flags, NULL,
+			   0);
+	rx->comp_flags = shm_recv_comp_flags(flags);
+	rx->iov_cnt = count;
+	for (i = 0; i < count; i++)	/* not memcpy: count is mostly 1 */
+		rx->iov[i] = iov[i];
+	util_match_post(q, &rx->util);
+}
+
 static ssize_t shm_recv_post_locked(struct shm_ep *ep,
 				    const struct iovec *iov, size_t count,
 				    fi_addr_t src, uint64_t tag,
@@ -150,7 +168,6 @@ static ssize_t shm_recv_post_locked(struct shm_ep *ep,
 							   &ep->msg_q;
 	struct util_unexp_entry *uux;
 	struct shm_rx_entry *rx;
-	size_t i;
 
 	if (flags & FI_PEEK)
 		return shm_recv_peek(ep, q, src, tag, ignore, context, flags);
@@ -174,13 +191,7 @@ static ssize_t shm_recv_post_locked(struct shm_ep *ep,
 						      util),
 				     iov, count, context, flags);
 	}
-	util_rx_entry_init(&rx->util, src, tag, ignore, context, flags, NULL,
-			   0);
-	rx->comp_flags = shm_recv_comp_flags(flags);
-	rx->iov_cnt = count;
-	for (i = 0; i < count; i++)	/* not memcpy: count is mostly 1 */
-		rx->iov[i] = iov[i];
-	util_match_post(q, &rx->util);
+	shm_recv_queue(q, rx, iov, count, src, tag, ignore, context, flags);
 	return 0;
 }
 
@@ -234,13 +245,9 @@ ssize_t shm_recv_post1(struct shm_ep *ep, void *buf, size_t len,
 		return shm_recv_post(ep, &iov, 1, src, tag, ignore, context,
 				     flags);
 	}
-	util_rx_entry_init(&rx->util, (ep->util.caps & FI_DIRECTED_RECV) ?
-				      src : FI_ADDR_UNSPEC,
-			   tag, ignore, context, flags, NULL, 0);
-	rx->comp_flags = shm_recv_comp_flags(flags);
-	rx->iov_cnt = 1;
-	rx->iov[0] = iov;
-	util_match_post(q, &rx->util);
+	shm_recv_queue(q, rx, &iov, 1, (ep->util.caps & FI_DIRECTED_RECV) ?
+					   src : FI_ADDR_UNSPEC,
+		       tag, ignore, context, flags);
 	util_lock_release(&ep->util.lock);
 	return 0;
 }
