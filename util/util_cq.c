@@ -162,33 +162,23 @@ int util_cq_write_src(struct util_cq *cq, void *context, uint64_t flags,
 		      size_t len, void *buf, uint64_t data, uint64_t tag,
 		      fi_addr_t src)
 {
+	const struct util_cq_entry ent = {
+		.op_context = context, .flags = flags, .len = len, .buf = buf,
+		.data = data, .tag = tag, .src = src, .err = NULL,
+	};
 	struct util_cq_entry *e;
 
 	util_lock_acquire(&cq->lock);
-	if (util_cq_direct.cq == cq) {
-		struct util_cq_entry de = {
-			.op_context = context, .flags = flags, .len = len,
-			.buf = buf, .data = data, .tag = tag, .src = src,
-		};
-
-		if (util_cq_write_direct(cq, &de)) {
-			util_lock_release(&cq->lock);
-			return 0;
-		}
+	if (util_cq_write_direct(cq, &ent)) {
+		util_lock_release(&cq->lock);
+		return 0;
 	}
 	e = util_cq_slot(cq);
 	if (WEFT_UNLIKELY(!e)) {
 		util_lock_release(&cq->lock);
 		return -FI_ENOMEM;
 	}
-	e->op_context = context;
-	e->flags = flags;
-	e->len = len;
-	e->buf = buf;
-	e->data = data;
-	e->tag = tag;
-	e->src = src;
-	e->err = NULL;
+	*e = ent;
 	util_lock_release(&cq->lock);
 	util_wait_signal_armed(&cq->wait);
 	return 0;
