@@ -7,6 +7,7 @@
  * scalars have their own printers, chosen through a table indexed by type.
  */
 #include "weft/compat.h"
+#include "weft/core.h"
 #include "weft/log.h"
 
 #include <stdarg.h>
@@ -20,7 +21,7 @@
 #include "core/tostr.h"
 
 /* fi_tostr's buffer size in libfabric; output longer than this is cut. */
-#define WEFT_TOSTR_BUFSIZE 8192
+#define WEFT_TOSTR_BUFSIZE WEFT_TBUF_SIZE
 
 /* FI_TYPE_VERSION names the libfabric release whose ABI and output weft
  * reproduces; fi_info --version prints it as "libfabric: ...". */
@@ -451,7 +452,6 @@ WEFT_EXPORT char *fi_tostr(const void *data, enum fi_type datatype)
 {
 	/* one buffer per thread: libfabric's is process-wide, which makes
 	 * concurrent callers overwrite each other's strings */
-	static __thread char buf[WEFT_TOSTR_BUFSIZE];
-
-	return fi_tostr_r(buf, sizeof(buf), data, datatype);
+	return fi_tostr_r(weft_thread_buf(WEFT_TBUF_TOSTR), WEFT_TOSTR_BUFSIZE,
+			  data, datatype);
 }

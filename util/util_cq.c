@@ -104,37 +104,73 @@ static int util_cq_set_format(struct util_cq *cq, enum fi_cq_format format)
  * lock a second time. While a read progresses, completions this thread
  * writes into that CQ go straight to the caller's buffer instead, as long
  * as the ring is empty (so nothing written earlier is overtaken; once
- * anything is in the ring, writes go behind it). Thread-local, so a write
- * from another thread's progress never lands in this caller's buffer. On
- * the test VM: ~70 instructions less per completion that fi_cq_read finds,
- * and a round trip of fi_pingpong has one on its critical path.
+ * anything is in the ring, writes go behind it). On the test VM: ~70
+ * instructions less per completion that fi_cq_read finds, and a round trip
+ * of fi_pingpong has one on its critical path.
+ *
+ * The registration lives in the CQ, not in thread-local storage: the
+ * library is dlopen()ed (Open MPI, Python), where initial-exec TLS is
+ * refused and general-dynamic TLS costs a call per access. The owner word
+ * is the reader's thread id, so a write from another thread's progress
+ * never lands in this caller's buffer: only the owner can find its own id
+ * there (it stored it itself), and only it touches the other fields.
  */
-struct util_cq_direct {
-	struct util_cq *cq;		/* NULL: no read in progress */
-	uint8_t *out;
-	fi_addr_t *src_addr;
-	size_t left;
-	size_t n;
-};
+static inline uintptr_t util_cq_self(void)
+{
+	return (uintptr_t)pthread_self();
+}
 
-static __thread struct util_cq_direct util_cq_direct
-	__attribute__((tls_model("initial-exec")));
+/* Register the reader's buffer; false if another reader holds the slot.
+ * Under FI_THREAD_DOMAIN reads are serialised, so a plain store does. */
+static bool util_cq_direct_claim(struct util_cq *cq, void *buf, size_t count,
+				 fi_addr_t *src_addr)
+{
+	struct util_cq_direct *d = &cq->direct;
+	uintptr_t none = 0;
+
+	if (cq->shared) {
+		if (!atomic_compare_exchange_strong_explicit(
+			    &d->owner, &none, util_cq_self(),
+			    memory_order_acquire, memory_order_relaxed))
+			return false;
+	} else {
+		atomic_store_explicit(&d->owner, util_cq_self(),
+				      memory_order_relaxed);
+	}
+	d->out = buf;
+	d->src_addr = src_addr;
+	d->left = count;
+	d->n = 0;
+	return true;
+}
+
+/* Unregister; returns how many completions went to the buffer. The
+ * release pairs with the next claimer's acquiring compare-exchange, which
+ * then rewrites the fields this owner used. */
+static size_t util_cq_direct_release(struct util_cq *cq)
+{
+	size_t n = cq->direct.n;
+
+	atomic_store_explicit(&cq->direct.owner, 0, memory_order_release);
+	return n;
+}
 
 /* Called with the CQ lock held. */
 static bool util_cq_write_direct(struct util_cq *cq,
 				 const struct util_cq_entry *e)
 {
-	struct util_cq_direct *d = &util_cq_direct;
+	struct util_cq_direct *d = &cq->direct;
 
-	if (d->cq != cq || cq->head != cq->tail || cq->ovf)
+	if (atomic_load_explicit(&d->owner, memory_order_relaxed) !=
+		    util_cq_self() ||
+	    !d->left || cq->head != cq->tail || cq->ovf)
 		return false;
 	cq->copy_out(d->out, e);
 	if (d->src_addr)
 		d->src_addr[d->n] = e->src;
 	d->out += cq->entry_size;
 	d->n++;
-	if (!--d->left)
-		d->cq = NULL;
+	d->left--;
 	return true;
 }
 
@@ -299,23 +335,18 @@ static ssize_t util_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src_addr)
 {
 	struct util_cq *cq = to_util_cq(cq_fid);
-	struct util_cq_direct *d = &util_cq_direct;
+	bool direct;
+	size_t n;
 	ssize_t ret;
 
 	if (WEFT_UNLIKELY(count && !buf))
 		return -FI_EINVAL;
-	if (count) {
-		*d = (struct util_cq_direct){
-			.cq = cq, .out = buf, .src_addr = src_addr,
-			.left = count,
-		};
-	}
+	direct = count && util_cq_direct_claim(cq, buf, count, src_addr);
 	util_cq_progress(cq);
-	d->cq = NULL;
-	if (d->n) {
-		ret = (ssize_t)d->n;
-		d->n = 0;
-		return ret;
+	if (direct) {
+		n = util_cq_direct_release(cq);
+		if (n)
+			return (ssize_t)n;
 	}
 	/* Nothing queued: answer without the lock. The ring only grows
 	 * under it, so a stale view only leaves an entry to the next read;
@@ -601,6 +632,7 @@ static int util_cq_init(struct util_cq *cq, struct util_domain *domain,
 	ret = util_lock_init(&cq->lock, domain->thread_safe);
 	if (ret)
 		goto free_ring;
+	cq->shared = domain->thread_safe;
 	ret = util_wait_init(&cq->wait, attr->wait_obj);
 	if (ret)
 		goto fini_lock;

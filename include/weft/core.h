@@ -44,4 +44,14 @@ int weft_info_match(uint32_t version, const struct fi_info *hints,
  * weft_init does it once; tests call it after changing the environment. */
 void weft_log_configure(void);
 
+/* A buffer of WEFT_TBUF_SIZE bytes private to the calling thread, one per
+ * kind, for API calls that return a string they own. Never NULL. */
+#define WEFT_TBUF_SIZE 8192	/* fi_tostr's limit in libfabric */
+enum weft_tbuf {
+	WEFT_TBUF_TOSTR,
+	WEFT_TBUF_STRERROR,
+	WEFT_TBUF_COUNT
+};
+char *weft_thread_buf(enum weft_tbuf which);
+
 #endif /* WEFT_CORE_H */

@@ -29,7 +29,8 @@
  *
  * Completions written while the writing thread is inside fi_cq_read of
  * the same CQ, with nothing queued ahead of them, are copied straight
- * into the reader's buffer (util_cq.c says why).
+ * into the reader's buffer (util_cq.c says why). One reader at a time has
+ * its buffer registered in the CQ; others read through the ring.
  *
  * Threading: the CQ lock comes from the domain's threading level.
  */
@@ -67,6 +68,16 @@ struct util_cq_ovf;
 
 typedef void (*util_cq_copy_fn)(void *dst, const struct util_cq_entry *src);
 
+/* The buffer of the fi_cq_read that is running progress (util_cq.c). Only
+ * the owning thread touches the fields after owner. */
+struct util_cq_direct {
+	atomic_uintptr_t owner;		/* pthread_self() of the reader, or 0 */
+	uint8_t *out;
+	fi_addr_t *src_addr;
+	size_t left;
+	size_t n;
+};
+
 struct util_cq {
 	struct fid_cq cq_fid;
 	struct util_domain *domain;
@@ -86,6 +97,8 @@ struct util_cq {
 	struct util_cq_err *err_last;	/* last read error (err_data lifetime) */
 
 	struct util_lock lock;		/* ring, overflow, error records */
+	struct util_cq_direct direct;
+	bool shared;			/* several threads may read at once */
 	struct util_wait wait;
 	struct util_progress_list progress;
 	uint64_t spin_ns;

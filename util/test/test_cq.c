@@ -2,6 +2,7 @@
 #include "util_test.h"
 #include <poll.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct fid_cq *cq_open(struct test_env *env, enum fi_cq_format format,
@@ -445,6 +446,82 @@ static void test_cq_read_direct_threads(void **state)
 	test_env_close(&env);
 }
 
+struct direct_reader {
+	struct fid_cq *cq;
+	struct test_ep *ep;
+	uintptr_t base;			/* ids base+1 .. base+n */
+	int n;
+	uint8_t *seen;			/* by id - 1, shared */
+	atomic_int *got;		/* completions read by both */
+	int total;
+};
+
+static void *direct_reader_thread(void *arg)
+{
+	struct direct_reader *r = arg;
+	struct fi_cq_entry e[4];
+	int queued = 0;
+
+	/* the test ep's progress runs under the CQ's progress-list lock */
+	struct util_lock *plock = &to_util_cq(r->cq)->progress.lock;
+	/* a lost completion would otherwise spin here forever */
+	time_t deadline = time(NULL) + 60;
+
+	while (atomic_load(r->got) < r->total) {
+		assert_true(time(NULL) < deadline);
+		util_lock_acquire(plock);
+		if (queued < r->n && r->ep->npending < TEST_EP_PENDING)
+			r->ep->pending[r->ep->npending++] =
+				(void *)(r->base + (uintptr_t)++queued);
+		util_lock_release(plock);
+		ssize_t n = fi_cq_read(r->cq, e, 4);
+
+		for (ssize_t i = 0; i < n; i++) {
+			uintptr_t c = (uintptr_t)e[i].op_context;
+
+			assert_true(c >= 1 && c <= (uintptr_t)r->total);
+			assert_int_equal(r->seen[c - 1]++, 0);
+		}
+		if (n > 0)
+			atomic_fetch_add(r->got, (int)n);
+	}
+	return NULL;
+}
+
+/* Two threads read one CQ at once, each running the progress that writes
+ * the other's completions too: one reader at a time holds the CQ's direct
+ * slot, and every completion is read exactly once by one of them. */
+static void test_cq_read_direct_two_readers(void **state)
+{
+	enum { PER_THREAD = 50000 };
+	static uint8_t seen[2 * PER_THREAD];
+	struct test_env env;
+	struct test_ep *ep;
+	struct fid_cq *cq;
+	atomic_int got = 0;
+	struct direct_reader r[2];
+	pthread_t t[2];
+
+	memset(seen, 0, sizeof(seen));
+	cq = cq_with_ep(&env, FI_THREAD_SAFE, FI_CQ_FORMAT_CONTEXT, 64, &ep);
+	for (int i = 0; i < 2; i++) {
+		r[i] = (struct direct_reader){
+			.cq = cq, .ep = ep, .base = (uintptr_t)i * PER_THREAD,
+			.n = PER_THREAD, .seen = seen, .got = &got,
+			.total = 2 * PER_THREAD,
+		};
+		assert_int_equal(pthread_create(&t[i], NULL,
+						direct_reader_thread, &r[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2 * PER_THREAD; i++)
+		assert_int_equal(seen[i], 1);
+	assert_int_equal(fi_close(&ep->util.ep_fid.fid), 0);
+	assert_int_equal(fi_close(&cq->fid), 0);
+	test_env_close(&env);
+}
+
 static void test_cq_sread_timeout(void **state)
 {
 	struct test_env env;
@@ -619,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_cq_read_runs_progress),
 		cmocka_unit_test(test_cq_read_direct_order),
 		cmocka_unit_test(test_cq_read_direct_threads),
+		cmocka_unit_test(test_cq_read_direct_two_readers),
 		cmocka_unit_test(test_cq_sread_timeout),
 		cmocka_unit_test(test_cq_sread_woken_by_write),
 		cmocka_unit_test(test_cq_fd_wait),

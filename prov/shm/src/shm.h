@@ -95,6 +95,7 @@ struct shm_conn {
 	 * cells wait, which keeps the advertised RMA/send orders. */
 	uint32_t rma_busy;
 	uint32_t bounce_segs;		/* our segments its transfers hold */
+	uint32_t refusals;		/* full-queue refusals (liveness checks) */
 	bool dead;
 	/* Its AV address was removed: the mapping goes once idle. */
 	bool av_removed;

@@ -255,9 +255,7 @@ bool shm_conn_check(struct shm_ep *ep, struct shm_conn *conn)
 
 ssize_t shm_conn_full(struct shm_ep *ep, struct shm_conn *conn)
 {
-	static __thread unsigned int refusals;
-
-	if ((++refusals & SHM_FULL_CHECK_MASK) == 0 &&
+	if ((++conn->refusals & SHM_FULL_CHECK_MASK) == 0 &&
 	    !shm_conn_check(ep, conn))
 		return -FI_EHOSTUNREACH;
 	return -FI_EAGAIN;

@@ -6,6 +6,7 @@
  * when the device gave a known one.
  */
 #include "weft/compat.h"
+#include "weft/core.h"
 #include "srd.h"
 
 #include <rdma/fi_errno.h>
@@ -219,14 +220,13 @@ static void srd_err_peer_str(const struct srd_err_data *d, char *buf,
 const char *srd_strerror(int prov_errno, const void *err_data, char *buf,
 			 size_t len)
 {
-	static __thread char tls[256];
 	const struct srd_err_data *d = srd_err_data_get(err_data);
 	char peer[128], cause[160];
 	const char *text = srd_prov_strerror(prov_errno);
 
 	if (!buf || !len) {
-		buf = tls;
-		len = sizeof(tls);
+		buf = weft_thread_buf(WEFT_TBUF_STRERROR);
+		len = WEFT_TBUF_SIZE;
 	}
 	if (prov_errno == 0 && d && d->err) {
 		snprintf(cause, sizeof(cause), "%s (found by the provider)",
