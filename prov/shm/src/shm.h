@@ -34,8 +34,6 @@
 #define SHM_IOV_LIMIT      4
 #define SHM_MAX_MSG_SIZE   ((size_t)1 << 40)
 #define SHM_TAG_FORMAT     0xAAAAAAAAAAAAAAAAULL
-/* AV addresses have one length: the string, NUL padded. */
-#define SHM_ADDR_LEN       96
 /* Default FI_SHM_SPLIT_SIZE: from here on, two copy streams beat one by
  * more than the extra CTS/PUSHED exchange costs (measured, see
  * man/fi_shm.7.md). */
@@ -45,7 +43,7 @@
 /* Cells handled per progress call before completions are looked at. */
 #define SHM_PROGRESS_BATCH 64
 
-_Static_assert(SHM_ADDR_LEN >= SHM_ADDR_MAX, "address length");
+_Static_assert(SHM_ADDR_LEN <= FI_NAME_MAX, "a name fits FI_NAME_MAX");
 
 /* Settings, read once at provider init (FI_SHM_*). */
 struct shm_env {

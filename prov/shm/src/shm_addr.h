@@ -13,13 +13,17 @@
 
 #define SHM_ADDR_PREFIX     "fi_shm://"
 #define SHM_ADDR_PREFIX_LEN (sizeof(SHM_ADDR_PREFIX) - 1)
-/* A transport region name without its '/' fits; names chosen through
- * node/service are shorter so that the transport's decorated object name
- * still fits. */
-#define SHM_ADDR_NAME_MAX   79
+/* Every address is SHM_ADDR_LEN bytes: the string, NUL padded, so that an
+ * application may pack names back to back (Open MPI copies each peer's
+ * name into an array of FI_NAME_MAX-byte slots for one fi_av_insert). */
+#define SHM_ADDR_LEN        64
+/* Prefix + name + NUL fit SHM_ADDR_LEN. A generated region's name
+ * ("weftshm-<uid>-<pid>-<24 hex>") is at most 51 characters; names chosen
+ * through node/service are shorter so that the transport's decorated
+ * object name still fits. */
+#define SHM_ADDR_NAME_MAX   (SHM_ADDR_LEN - SHM_ADDR_PREFIX_LEN - 1)
 #define SHM_ADDR_USER_MAX   40
-/* Prefix + name + NUL: what fi_getname returns and fi_av_insert expects. */
-#define SHM_ADDR_MAX        (SHM_ADDR_PREFIX_LEN + SHM_ADDR_NAME_MAX + 1)
+#define SHM_ADDR_MAX        SHM_ADDR_LEN
 
 /* 1 when c may appear in a name. */
 int shm_name_char_ok(char c);

@@ -239,12 +239,16 @@ static void shm_region_list_del(struct shm_region *r)
 	pthread_mutex_unlock(&shm_region_list_lock);
 }
 
+/* 12 of the nonce's 16 bytes go into the name, so that the endpoint's
+ * address fits FI_NAME_MAX; 96 random bits are still unguessable. */
+#define SHM_NAME_NONCE_BYTES 12
+
 static void shm_name_generate(struct shm_region *r, const uint8_t nonce[16])
 {
-	char hex[33];
+	char hex[2 * SHM_NAME_NONCE_BYTES + 1];
 	int i;
 
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < SHM_NAME_NONCE_BYTES; i++)
 		snprintf(hex + 2 * i, 3, "%02x", nonce[i]);
 	snprintf(r->name, sizeof(r->name), SHM_NAME_PREFIX "%u-%d-%s",
 		 (unsigned)getuid(), (int)getpid(), hex);

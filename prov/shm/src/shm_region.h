@@ -2,7 +2,7 @@
 /*
  * shm transport: one shared-memory region per endpoint.
  *
- * A region is a POSIX shm object "/weftshm-<uid>-<pid>-<32 hex of getrandom>"
+ * A region is a POSIX shm object "/weftshm-<uid>-<pid>-<24 hex of getrandom>"
  * (mode 0600, created O_EXCL) that holds, at fixed offsets derived from the
  * sizes in its header:
  *
@@ -46,7 +46,7 @@ extern struct fi_provider *shm_xport_prov;
 #define SHM_REGION_MAGIC	0x314d48535446455full	/* "WEFTSHM1" */
 #define SHM_REGION_VERSION	2	/* 2: cells freed by `released` */
 #define SHM_NAME_PREFIX		"/weftshm-"
-/* Generated: "/weftshm-<uid>-<pid>-<32 hex of getrandom>"; chosen by the
+/* Generated: "/weftshm-<uid>-<pid>-<24 hex of getrandom>"; chosen by the
  * provider: "/weftshm-<uid>-n-<short name>", short name [A-Za-z0-9._:-],
  * at most SHM_SHORT_NAME_MAX. Either plus NUL fits SHM_NAME_MAX. */
 #define SHM_NAME_MAX		80

@@ -36,7 +36,7 @@
 #define T_MAX_EP 4
 #define T_STASH 1024
 #define T_DEADLINE_S 60
-#define T_ADDR_LEN 96
+#define T_ADDR_LEN 64
 
 /* A real reference, so that static test binaries pull the provider in
  * (the registry only refers to it weakly). */

@@ -654,6 +654,45 @@ static void test_getinfo_addr(void **state)
 	fi_freeinfo(hints);
 }
 
+/* Names fit FI_NAME_MAX (Open MPI's buffer), a smaller buffer learns the
+ * size it needs, names packed back to back insert in one call and resolve
+ * to the endpoints they name, and fi_av_straddr prints them as text. */
+static void test_getname_fits(void **state)
+{
+	char packed[3 * FI_NAME_MAX], small[8], str[FI_NAME_MAX + 16];
+	fi_addr_t addr[3];
+	size_t len = FI_NAME_MAX, slen;
+
+	(void)state;
+	assert_int_equal(fi_getname(&T.ep[0]->fid, packed, &len), 0);
+	assert_true(len <= FI_NAME_MAX);
+	for (int i = 1; i < 3; i++) {
+		size_t l = FI_NAME_MAX;
+
+		assert_int_equal(fi_getname(&T.ep[i]->fid, packed + i * len,
+					    &l), 0);
+		assert_int_equal(l, len);
+	}
+	slen = sizeof(small);
+	assert_int_equal(fi_getname(&T.ep[0]->fid, small, &slen),
+			 -FI_ETOOSMALL);
+	assert_int_equal(slen, len);
+	slen = 0;
+	assert_int_equal(fi_getname(&T.ep[0]->fid, NULL, &slen),
+			 -FI_ETOOSMALL);
+	assert_int_equal(slen, len);
+
+	assert_int_equal(fi_av_insert(T.av, packed, 3, addr, 0, NULL), 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(addr[i], T.addr[i]);
+	t_xfer(64, false, false, 7);
+
+	slen = sizeof(str);
+	assert_non_null(fi_av_straddr(T.av, packed + len, str, &slen));
+	assert_string_equal(str, packed + len);
+	assert_int_equal(strncmp(str, "fi_shm://", 9), 0);
+}
+
 /* Bad addresses never reach the transport. */
 static void test_av_bad_addr(void **state)
 {
@@ -814,6 +853,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_multi_recv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_getname_fits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_av_bad_addr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_no_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_named_endpoint, setup, teardown),
