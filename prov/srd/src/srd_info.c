@@ -93,7 +93,7 @@ void srd_info_fill(const struct srd_device_caps *caps, const char *dev_name,
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 
-	info->domain_attr->threading = FI_THREAD_DOMAIN;
+	info->domain_attr->threading = FI_THREAD_SAFE;
 	info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
