@@ -174,6 +174,24 @@ static bool util_cq_write_direct(struct util_cq *cq,
 	return true;
 }
 
+/*
+ * head and tail only change under the CQ lock, but an empty fi_cq_read
+ * compares them without it (util_cq_readfrom). The stores are atomic so
+ * that this read is well defined; relaxed, they are plain moves.
+ */
+static inline uint64_t util_cq_tail_bump(struct util_cq *cq)
+{
+	uint64_t t = cq->tail;
+
+	__atomic_store_n(&cq->tail, t + 1, __ATOMIC_RELAXED);
+	return t;
+}
+
+static inline void util_cq_head_bump(struct util_cq *cq)
+{
+	__atomic_store_n(&cq->head, cq->head + 1, __ATOMIC_RELAXED);
+}
+
 /* Ring slot or overflow node for the next entry; NULL on ENOMEM. Called
  * with the CQ lock held. */
 static struct util_cq_entry *util_cq_slot(struct util_cq *cq)
@@ -181,7 +199,7 @@ static struct util_cq_entry *util_cq_slot(struct util_cq *cq)
 	struct util_cq_ovf *node;
 
 	if (WEFT_LIKELY(!cq->ovf && cq->tail - cq->head <= cq->mask))
-		return &cq->ring[cq->tail++ & cq->mask];
+		return &cq->ring[util_cq_tail_bump(cq) & cq->mask];
 	node = cq->ovf_free;
 	if (node)
 		cq->ovf_free = node->next;
@@ -288,7 +306,7 @@ static void util_cq_refill(struct util_cq *cq)
 
 	while (cq->ovf && cq->tail - cq->head <= cq->mask) {
 		node = cq->ovf;
-		cq->ring[cq->tail++ & cq->mask] = node->entry;
+		cq->ring[util_cq_tail_bump(cq) & cq->mask] = node->entry;
 		DL_DELETE(cq->ovf, node);
 		cq->ovf_count--;
 		node->next = cq->ovf_free;
@@ -321,7 +339,7 @@ static ssize_t util_cq_read_locked(struct util_cq *cq, void *buf,
 		if (src_addr)
 			src_addr[n] = e->src;
 		out += cq->entry_size;
-		cq->head++;
+		util_cq_head_bump(cq);
 		n++;
 	}
 	if (n) {
@@ -405,7 +423,7 @@ static ssize_t util_cq_readerr(struct fid_cq *cq_fid,
 		if (e->err) {
 			util_cq_err_out(cq, buf, e->err);
 			cq->err_last = e->err;
-			cq->head++;
+			util_cq_head_bump(cq);
 			util_cq_refill(cq);
 			ret = 1;
 		}

@@ -133,7 +133,10 @@ int util_cq_write_err(struct util_cq *cq, const struct fi_cq_err_entry *err,
  * a post when this is 0. Advisory without the CQ lock. */
 static inline size_t util_cq_space(const struct util_cq *cq)
 {
-	return (size_t)(cq->mask + 1 - (cq->tail - cq->head));
+	uint64_t tail = __atomic_load_n(&cq->tail, __ATOMIC_RELAXED);
+	uint64_t head = __atomic_load_n(&cq->head, __ATOMIC_RELAXED);
+
+	return (size_t)(cq->mask + 1 - (tail - head));
 }
 
 /* Run progress of every endpoint bound to the CQ. */
