@@ -21,10 +21,27 @@ int weft_init_running(void)
 	return init_running;
 }
 
+unsigned int weft_poll_yield = WEFT_POLL_YIELD_DEFAULT;
+
 static void init_core_params(void)
 {
+	int v;
+
 	fi_param_define(&weft_core_prov, "provider", FI_PARAM_STRING,
 			"Only use specified provider (default: all available)");
+	fi_param_define(&weft_core_prov, "poll_yield", FI_PARAM_INT,
+			"Empty fi_cq_read calls in a row after which the caller "
+			"yields its CPU once (sched_yield), so that a peer "
+			"process sharing the CPU runs; 0 never yields "
+			"(default: " WEFT_STR(WEFT_POLL_YIELD_DEFAULT) ")");
+	if (fi_param_get_int(&weft_core_prov, "poll_yield", &v) == FI_SUCCESS) {
+		if (v >= 0)
+			weft_poll_yield = (unsigned int)v;
+		else
+			FI_WARN(&weft_core_prov, FI_LOG_CORE,
+				"FI_POLL_YIELD=%d: must be 0 or more, keeping %u\n",
+				v, weft_poll_yield);
+	}
 }
 
 /* Says which library answered: its lines look like libfabric's, so this

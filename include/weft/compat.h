@@ -38,5 +38,7 @@
 #endif
 
 #define WEFT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define WEFT_STR_(x) #x
+#define WEFT_STR(x) WEFT_STR_(x)
 
 #endif /* WEFT_COMPAT_H */

@@ -44,6 +44,11 @@ int weft_info_match(uint32_t version, const struct fi_info *hints,
  * weft_init does it once; tests call it after changing the environment. */
 void weft_log_configure(void);
 
+/* FI_POLL_YIELD: empty fi_cq_read calls in a row after which the caller
+ * yields its CPU once (0: never). Read at weft_init. */
+#define WEFT_POLL_YIELD_DEFAULT 1000
+extern unsigned int weft_poll_yield;
+
 /* A buffer of WEFT_TBUF_SIZE bytes private to the calling thread, one per
  * kind, for API calls that return a string they own. Never NULL. */
 #define WEFT_TBUF_SIZE 8192	/* fi_tostr's limit in libfabric */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "util_test.h"
+#include "weft/core.h"
 #include <poll.h>
 #include <pthread.h>
 #include <time.h>
@@ -522,6 +523,41 @@ static void test_cq_read_direct_two_readers(void **state)
 	test_env_close(&env);
 }
 
+/* An empty read counts towards FI_POLL_YIELD; the read that reaches the
+ * budget yields and starts over; a read that finds something resets it. */
+static void test_cq_idle_yield_budget(void **state)
+{
+	struct test_env env;
+	struct fi_cq_entry e[4];
+	struct fid_cq *cq;
+	struct test_ep *ep;
+	struct util_cq *ucq;
+
+	cq = cq_with_ep(&env, FI_THREAD_DOMAIN, FI_CQ_FORMAT_CONTEXT, 0, &ep);
+	ucq = to_util_cq(cq);
+	assert_int_equal(ucq->yield_spins, weft_poll_yield);
+	ucq->yield_spins = 10;
+	for (int i = 1; i < 10; i++) {
+		assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
+		assert_int_equal(ucq->idle_reads, i);
+	}
+	assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
+	assert_int_equal(ucq->idle_reads, 0);
+	assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
+	ep->pending[0] = (void *)5;
+	ep->npending = 1;
+	assert_int_equal(fi_cq_read(cq, e, 4), 1);
+	assert_int_equal(ucq->idle_reads, 0);
+	/* 0: never yields, the count keeps growing */
+	ucq->yield_spins = 0;
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
+	assert_int_equal(ucq->idle_reads, 20);
+	assert_int_equal(fi_close(&ep->util.ep_fid.fid), 0);
+	assert_int_equal(fi_close(&cq->fid), 0);
+	test_env_close(&env);
+}
+
 static void test_cq_sread_timeout(void **state)
 {
 	struct test_env env;
@@ -697,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_cq_read_direct_order),
 		cmocka_unit_test(test_cq_read_direct_threads),
 		cmocka_unit_test(test_cq_read_direct_two_readers),
+		cmocka_unit_test(test_cq_idle_yield_budget),
 		cmocka_unit_test(test_cq_sread_timeout),
 		cmocka_unit_test(test_cq_sread_woken_by_write),
 		cmocka_unit_test(test_cq_fd_wait),
