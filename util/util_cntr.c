@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 #include "weft/compat.h"
+#include "weft/core.h"
 #include "weft/log.h"
 #include "weft/util_cntr.h"
 #include "weft/util_domain.h"
 #include "weft/util_noop.h"
 #include <stdlib.h>
 
+/* An application polling a counter for completions spins here like in
+ * fi_cq_read: an unchanged value counts as an empty read (util_idle.h). */
 static uint64_t util_cntr_read(struct fid_cntr *cntr_fid)
 {
 	struct util_cntr *cntr = to_util_cntr(cntr_fid);
+	uint64_t v;
 
 	util_progress_run(&cntr->progress);
-	return atomic_load_explicit(&cntr->value, memory_order_acquire);
+	v = atomic_load_explicit(&cntr->value, memory_order_acquire);
+	if (v == __atomic_load_n(&cntr->last_read, __ATOMIC_RELAXED)) {
+		util_idle_tick(&cntr->idle);
+	} else {
+		__atomic_store_n(&cntr->last_read, v, __ATOMIC_RELAXED);
+		util_idle_reset(&cntr->idle);
+	}
+	return v;
 }
 
 static uint64_t util_cntr_readerr(struct fid_cntr *cntr_fid)
@@ -175,6 +186,7 @@ int util_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	ret = util_progress_list_init(&cntr->progress, domain->thread_safe);
 	if (ret)
 		goto fini_wait;
+	util_idle_init(&cntr->idle, weft_poll_yield);
 	cntr->domain = domain;
 	cntr->spin_ns = domain->wait_spin_ns;
 	atomic_init(&cntr->value, 0);

@@ -6,7 +6,6 @@
 #include "weft/util_domain.h"
 #include "weft/util_mem.h"
 #include "weft/util_noop.h"
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,32 +350,11 @@ static ssize_t util_cq_read_locked(struct util_cq *cq, void *buf,
 	return cq->head != cq->tail ? -FI_EAVAIL : -FI_EAGAIN;
 }
 
-/*
- * An application waiting for a completion spins in fi_cq_read. When more
- * processes spin than there are CPUs (Open MPI with more ranks than cores,
- * two benchmark processes pinned to one core), the spinner burns its whole
- * time slice (milliseconds) while the peer it waits for cannot run. After
- * yield_spins empty reads in a row it gives its CPU away once (and again
- * after as many more), so the peer runs within microseconds. On a core of
- * its own sched_yield returns at once, and a wait shorter than the budget
- * (a ping-pong's) never reaches it. The counter is a hint: concurrent
- * readers may lose an increment, so it is loaded and stored, not RMW'd.
- */
-static void util_cq_idle(struct util_cq *cq)
-{
-	uint32_t n = __atomic_load_n(&cq->idle_reads, __ATOMIC_RELAXED) + 1;
-
-	if (WEFT_UNLIKELY(n >= cq->yield_spins) && cq->yield_spins) {
-		n = 0;
-		sched_yield();
-	}
-	__atomic_store_n(&cq->idle_reads, n, __ATOMIC_RELAXED);
-}
-
+/* Resets the idle count (util_idle.h) on the way out of a read that
+ * found something. */
 static inline ssize_t util_cq_found(struct util_cq *cq, ssize_t ret)
 {
-	if (__atomic_load_n(&cq->idle_reads, __ATOMIC_RELAXED))
-		__atomic_store_n(&cq->idle_reads, 0, __ATOMIC_RELAXED);
+	util_idle_reset(&cq->idle);
 	return ret;
 }
 
@@ -403,14 +381,14 @@ static ssize_t util_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	 * then lives until the next read that finds something.) */
 	if (__atomic_load_n(&cq->head, __ATOMIC_RELAXED) ==
 	    __atomic_load_n(&cq->tail, __ATOMIC_RELAXED)) {
-		util_cq_idle(cq);
+		util_idle_tick(&cq->idle);
 		return -FI_EAGAIN;
 	}
 	util_lock_acquire(&cq->lock);
 	ret = util_cq_read_locked(cq, buf, count, src_addr);
 	util_lock_release(&cq->lock);
 	if (ret == -FI_EAGAIN) {
-		util_cq_idle(cq);
+		util_idle_tick(&cq->idle);
 		return ret;
 	}
 	return util_cq_found(cq, ret);
@@ -688,7 +666,7 @@ static int util_cq_init(struct util_cq *cq, struct util_domain *domain,
 	if (ret)
 		goto free_ring;
 	cq->shared = domain->thread_safe;
-	cq->yield_spins = weft_poll_yield;
+	util_idle_init(&cq->idle, weft_poll_yield);
 	ret = util_wait_init(&cq->wait, attr->wait_obj);
 	if (ret)
 		goto fini_lock;

@@ -9,6 +9,7 @@
 #define WEFT_UTIL_CNTR_H
 
 #include "weft/compat.h"
+#include "weft/util_idle.h"
 #include "weft/util_wait.h"
 #include "weft/util_progress.h"
 #include <stdatomic.h>
@@ -26,6 +27,8 @@ struct util_cntr {
 	struct util_progress_list progress;
 	uint64_t spin_ns;
 	atomic_int ref;			/* endpoint bindings */
+	struct util_idle idle;		/* reads that saw no change */
+	uint64_t last_read;		/* value the last read returned (a hint) */
 };
 
 static inline struct util_cntr *to_util_cntr(struct fid_cntr *cntr)

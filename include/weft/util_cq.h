@@ -38,6 +38,7 @@
 #define WEFT_UTIL_CQ_H
 
 #include "weft/compat.h"
+#include "weft/util_idle.h"
 #include "weft/util_lock.h"
 #include "weft/util_wait.h"
 #include "weft/util_progress.h"
@@ -99,8 +100,7 @@ struct util_cq {
 	struct util_lock lock;		/* ring, overflow, error records */
 	struct util_cq_direct direct;
 	bool shared;			/* several threads may read at once */
-	uint32_t idle_reads;		/* empty reads in a row (a hint) */
-	uint32_t yield_spins;		/* FI_POLL_YIELD: 0 never yields */
+	struct util_idle idle;		/* empty reads: when to yield */
 	struct util_wait wait;
 	struct util_progress_list progress;
 	uint64_t spin_ns;

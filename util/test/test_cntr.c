@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "util_test.h"
+#include "weft/core.h"
 #include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -182,6 +183,36 @@ static void test_cntr_bound_progress(void **state)
 	test_env_close(&env);
 }
 
+/* Reads that see no change count towards FI_POLL_YIELD (and yield at
+ * the budget); a changed value resets the count. */
+static void test_cntr_idle_yield_budget(void **state)
+{
+	struct test_env env;
+	struct fid_cntr *cntr;
+	struct util_cntr *uc;
+
+	assert_int_equal(test_env_open(&env, FI_VERSION(1, 17),
+				       FI_THREAD_DOMAIN, 0), 0);
+	cntr = cntr_open(&env, FI_WAIT_NONE);
+	uc = to_util_cntr(cntr);
+	assert_int_equal(uc->idle.budget, weft_poll_yield);
+	uc->idle.budget = 5;
+	for (int i = 1; i < 5; i++) {
+		assert_int_equal(fi_cntr_read(cntr), 0);
+		assert_int_equal(uc->idle.count, i);
+	}
+	assert_int_equal(fi_cntr_read(cntr), 0);
+	assert_int_equal(uc->idle.count, 0);
+	assert_int_equal(fi_cntr_read(cntr), 0);
+	assert_int_equal(fi_cntr_add(cntr, 3), 0);
+	assert_int_equal(fi_cntr_read(cntr), 3);
+	assert_int_equal(uc->idle.count, 0);
+	assert_int_equal(fi_cntr_read(cntr), 3);
+	assert_int_equal(uc->idle.count, 1);
+	assert_int_equal(fi_close(&cntr->fid), 0);
+	test_env_close(&env);
+}
+
 static void test_cntr_bad_attr(void **state)
 {
 	struct test_env env;
@@ -209,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_cntr_wait),
 		cmocka_unit_test(test_cntr_wait_woken),
 		cmocka_unit_test(test_cntr_bound_progress),
+		cmocka_unit_test(test_cntr_idle_yield_budget),
 		cmocka_unit_test(test_cntr_bad_attr),
 	};
 

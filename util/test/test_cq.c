@@ -535,24 +535,24 @@ static void test_cq_idle_yield_budget(void **state)
 
 	cq = cq_with_ep(&env, FI_THREAD_DOMAIN, FI_CQ_FORMAT_CONTEXT, 0, &ep);
 	ucq = to_util_cq(cq);
-	assert_int_equal(ucq->yield_spins, weft_poll_yield);
-	ucq->yield_spins = 10;
+	assert_int_equal(ucq->idle.budget, weft_poll_yield);
+	ucq->idle.budget = 10;
 	for (int i = 1; i < 10; i++) {
 		assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
-		assert_int_equal(ucq->idle_reads, i);
+		assert_int_equal(ucq->idle.count, i);
 	}
 	assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
-	assert_int_equal(ucq->idle_reads, 0);
+	assert_int_equal(ucq->idle.count, 0);
 	assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
 	ep->pending[0] = (void *)5;
 	ep->npending = 1;
 	assert_int_equal(fi_cq_read(cq, e, 4), 1);
-	assert_int_equal(ucq->idle_reads, 0);
+	assert_int_equal(ucq->idle.count, 0);
 	/* 0: never yields, the count keeps growing */
-	ucq->yield_spins = 0;
+	ucq->idle.budget = 0;
 	for (int i = 0; i < 20; i++)
 		assert_int_equal(fi_cq_read(cq, e, 4), -FI_EAGAIN);
-	assert_int_equal(ucq->idle_reads, 20);
+	assert_int_equal(ucq->idle.count, 20);
 	assert_int_equal(fi_close(&ep->util.ep_fid.fid), 0);
 	assert_int_equal(fi_close(&cq->fid), 0);
 	test_env_close(&env);
