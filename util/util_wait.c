@@ -9,14 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t util_time_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int util_wait_init(struct util_wait *wait, enum fi_wait_obj type)
 {
 	wait->efd = -1;

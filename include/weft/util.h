@@ -22,5 +22,7 @@
 #include "weft/util_pool.h"
 #include "weft/util_mem.h"
 #include "weft/util_atomic.h"
+#include "weft/util_iov.h"
+#include "weft/util_time.h"
 
 #endif /* WEFT_UTIL_H */

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
+#include "weft/util_time.h"
 
 /* Default spin before a blocking call sleeps. */
 #define UTIL_WAIT_SPIN_NS_DEFAULT 50000u
@@ -87,7 +88,5 @@ ssize_t util_wait_until(struct util_wait *wait, util_wait_check_fn check,
  * -FI_EAGAIN. */
 void util_wait_cancel(struct util_wait *wait);
 
-/* Monotonic nanoseconds (CLOCK_MONOTONIC). */
-uint64_t util_time_ns(void);
 
 #endif /* WEFT_UTIL_WAIT_H */

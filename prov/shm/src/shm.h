@@ -386,10 +386,6 @@ void shm_conn_bounce_abort(struct shm_ep *ep, struct shm_conn *conn,
 /* -FI_EAGAIN while the peer may drain its queue, an error once it is
  * found dead (checked only every so many refusals). */
 ssize_t shm_conn_full(struct shm_ep *ep, struct shm_conn *conn);
-uint64_t shm_now_ns(void);
-/* CLOCK_MONOTONIC, fine grained (vDSO): one clock for every process of
- * the host, so another process's timestamps compare with ours. */
-uint64_t shm_clock_ns(void);
 
 /* shm_tx.c: initiator operations awaiting an ACK. */
 int shm_tx_init(struct shm_ep *ep, size_t size);
@@ -412,14 +408,6 @@ struct shm_tx_entry *shm_tx_find(struct shm_ep *ep, struct shm_conn *conn,
 int shm_wire_status(uint32_t status);
 /* Status of a CMA copy that should have moved want bytes. */
 int shm_cma_status(ssize_t n, size_t want);
-/* The part [off, off + len) of an iov array, into out (<= cnt entries). */
-size_t shm_iov_slice(const struct iovec *iov, size_t cnt, size_t off,
-		     size_t len, struct iovec *out);
-size_t shm_iov_total(const struct iovec *iov, size_t cnt);
-size_t shm_iov_copy_from(const struct iovec *iov, size_t cnt, size_t off,
-			 void *dst, size_t len);
-size_t shm_iov_copy_to(const struct iovec *iov, size_t cnt, size_t off,
-		       const void *src, size_t len);
 
 /* shm_msg.c / shm_tagged.c: posting. */
 extern const struct fi_ops_msg shm_msg_ops;

@@ -4,6 +4,7 @@
  */
 #include "weft/compat.h"
 #include "weft/log.h"
+#include "weft/util_iov.h"
 #include "shm_transport.h"
 
 #include <errno.h>
@@ -26,15 +27,6 @@ struct shm_iov_cursor {
 	size_t idx;
 	size_t off;
 };
-
-static size_t shm_iov_total(const struct iovec *iov, size_t cnt)
-{
-	size_t i, sum = 0;
-
-	for (i = 0; i < cnt; i++)
-		sum += iov[i].iov_len;
-	return sum;
-}
 
 /* Next batch of at most IOV_MAX elements from the cursor, at most limit
  * bytes in all. */
@@ -105,8 +97,8 @@ static ssize_t shm_cma_copy(shm_cma_fn fn, pid_t pid,
 		return -FI_EPERM;
 	if ((local_cnt && !local) || (remote_cnt && !remote))
 		return -FI_EINVAL;
-	total = shm_iov_total(local, local_cnt);
-	rtotal = shm_iov_total(remote, remote_cnt);
+	total = util_iov_total(local, local_cnt);
+	rtotal = util_iov_total(remote, remote_cnt);
 	if (rtotal < total)
 		total = rtotal;
 
@@ -118,7 +110,7 @@ static ssize_t shm_cma_copy(shm_cma_fn fn, pid_t pid,
 	 * pages for each one it read: 10 GB/s instead of 20. Longer lists
 	 * go through the batches below, which are cut to total. */
 	if (local_cnt <= IOV_MAX && remote_cnt <= IOV_MAX && total &&
-	    total == rtotal && total == shm_iov_total(local, local_cnt)) {
+	    total == rtotal && total == util_iov_total(local, local_cnt)) {
 		ssize_t n = fn(pid, local, local_cnt, remote, remote_cnt, 0);
 
 		if (n == (ssize_t)total)

@@ -20,22 +20,6 @@
 /* A peer that keeps its queue full is checked for liveness this often. */
 #define SHM_FULL_CHECK_MASK 0xfffu
 
-uint64_t shm_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t shm_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct shm_conn *shm_conn_get(struct shm_ep *ep, const char *name)
 {
 	struct shm_conn *conn;

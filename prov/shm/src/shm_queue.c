@@ -7,6 +7,7 @@
 #include "shm_transport.h"
 
 #include "weft/util_mem.h"
+#include "weft/util_time.h"
 
 #include <time.h>
 #if defined(__x86_64__)
@@ -34,14 +35,6 @@ void shm_queue_fault(struct shm_queue_tx *q, uint64_t pos)
 	util_mem_prefault(shm_cell_at(q->cells, q->cell_size, first),
 			  ((size_t)q->cell_size) << q->fault_shift);
 	q->faulted |= 1u << (first >> q->fault_shift);
-}
-
-static uint64_t shm_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Hand the head cell back without delivering it. Only when nothing polled
@@ -104,7 +97,7 @@ int shm_queue_check_stall(struct shm_region *r)
  * SHM_STALL_POLLS polls and nothing more. */
 static bool shm_queue_stalled(struct shm_region *r)
 {
-	uint64_t now = shm_now_ns();
+	uint64_t now = util_time_ns();
 
 	r->idle_polls = 0;
 	if (r->stall_pos != r->head || !r->stall_since_ns) {

@@ -294,7 +294,7 @@ int shm_rx_deliver(struct shm_ep *ep, const struct shm_rx_dest *dest,
 {
 	if (m->op == SHM_OP_RTS)
 		return shm_rx_deliver_rts(ep, dest, m);
-	shm_iov_copy_to(dest->iov, dest->iov_cnt, 0, m->payload,
+	util_iov_copy_to(dest->iov, dest->iov_cnt, 0, m->payload,
 			m->size < dest->cap ? m->size : dest->cap);
 	shm_rx_complete(ep, dest, m, 0);
 	return 0;
@@ -307,7 +307,7 @@ void shm_rx_dest_from_entry(struct shm_ep *ep, struct shm_rx_entry *rx,
 	dest->comp_flags = rx->comp_flags;
 	dest->iov_cnt = rx->iov_cnt;
 	memcpy(dest->iov, rx->iov, rx->iov_cnt * sizeof(rx->iov[0]));
-	dest->cap = shm_iov_total(rx->iov, rx->iov_cnt);
+	dest->cap = util_iov_total(rx->iov, rx->iov_cnt);
 	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags);
 }
 

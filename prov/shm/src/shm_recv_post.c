@@ -37,7 +37,7 @@ static void shm_recv_dest_from_iov(struct shm_ep *ep, const struct iovec *iov,
 	dest->comp_flags = shm_recv_comp_flags(flags);
 	dest->iov_cnt = count;
 	memcpy(dest->iov, iov, count * sizeof(*iov));
-	dest->cap = shm_iov_total(iov, count);
+	dest->cap = util_iov_total(iov, count);
 	dest->want_comp = util_ep_rx_wants_comp(&ep->util, flags);
 }
 

@@ -44,7 +44,7 @@ static void shm_rma_fill(struct shm_cell *cell, enum shm_op op,
 		return;
 	if (inl) {
 		if (op == SHM_OP_WRITE) {
-			shm_iov_copy_from(iov, count, 0,
+			util_iov_copy_from(iov, count, 0,
 					  cell->payload + cell->hdr.len, len);
 			cell->hdr.len += (uint32_t)len;
 		}
@@ -81,7 +81,7 @@ static ssize_t shm_rma_check_args(const struct iovec *iov, size_t count,
 			"RMA iov counts %zu/%zu out of range\n", count, rma_cnt);
 		return -FI_EINVAL;
 	}
-	*len = shm_iov_total(iov, count);
+	*len = util_iov_total(iov, count);
 	for (i = 0; i < rma_cnt; i++)
 		rlen += rma[i].len;
 	if (rlen != *len) {
@@ -308,7 +308,7 @@ static int shm_rma_do_write(struct shm_ep *ep, struct shm_conn *conn,
 	if (hdr->proto == SHM_COPY_INLINE) {
 		if (req->inline_len != req->hdr.total)
 			return FI_EINVAL;
-		shm_iov_copy_to(req->local, req->hdr.rma_cnt, 0,
+		util_iov_copy_to(req->local, req->hdr.rma_cnt, 0,
 				req->inline_data, req->inline_len);
 		return 0;
 	}
@@ -329,7 +329,7 @@ static int shm_rma_do_read(struct shm_ep *ep, struct shm_conn *conn,
 	if (hdr->proto == SHM_COPY_INLINE) {
 		if (req->hdr.total > shm_peer_payload_max(conn->peer))
 			return FI_EINVAL;
-		shm_iov_copy_from(req->local, req->hdr.rma_cnt, 0,
+		util_iov_copy_from(req->local, req->hdr.rma_cnt, 0,
 				  reply->payload, req->hdr.total);
 		reply->hdr.len = (uint32_t)req->hdr.total;
 		return 0;
@@ -411,7 +411,7 @@ static ssize_t shm_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 {
 	struct shm_ep *ep = to_shm_ep(ep_fid);
 	struct fi_rma_iov rma = { .addr = addr, .key = key,
-				  .len = shm_iov_total(iov, count) };
+				  .len = util_iov_total(iov, count) };
 
 	(void)desc;
 	return shm_rma_post(ep, SHM_OP_READ, iov, count, &rma, 1, src, 0,
@@ -446,7 +446,7 @@ static ssize_t shm_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 {
 	struct shm_ep *ep = to_shm_ep(ep_fid);
 	struct fi_rma_iov rma = { .addr = addr, .key = key,
-				  .len = shm_iov_total(iov, count) };
+				  .len = util_iov_total(iov, count) };
 
 	(void)desc;
 	return shm_rma_post(ep, SHM_OP_WRITE, iov, count, &rma, 1, dest, 0,

@@ -49,7 +49,7 @@ static inline void shm_send_inline_payload(struct shm_cell *cell,
 					 SHM_CELL_LINE0_PAYLOAD,
 				 rest);
 	else
-		shm_iov_copy_from(iov, count, SHM_CELL_LINE0_PAYLOAD,
+		util_iov_copy_from(iov, count, SHM_CELL_LINE0_PAYLOAD,
 				  cell->payload + SHM_CELL_LINE0_PAYLOAD, rest);
 }
 
@@ -72,7 +72,7 @@ shm_send_fill_inline(struct shm_conn *conn, struct shm_cell *cell,
 				       len < SHM_CELL_LINE0_PAYLOAD ?
 					       len : SHM_CELL_LINE0_PAYLOAD);
 	else
-		shm_iov_copy_from(iov, count, 0, cell->payload,
+		util_iov_copy_from(iov, count, 0, cell->payload,
 				  len < SHM_CELL_LINE0_PAYLOAD ?
 					  len : SHM_CELL_LINE0_PAYLOAD);
 	shm_peer_commit(conn->peer, cell);
@@ -179,7 +179,7 @@ ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 		return -FI_EINVAL;
 	}
 	len = WEFT_LIKELY(count == 1) ? iov[0].iov_len :
-					shm_iov_total(iov, count);
+					util_iov_total(iov, count);
 
 	util_lock_acquire(&ep->util.lock);
 	ret = shm_conn_tx(ep, dest, &conn);

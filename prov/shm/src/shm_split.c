@@ -66,7 +66,7 @@ int shm_split_send_cts(struct shm_pull *p)
 	cell = shm_peer_reserve(p->conn->peer);
 	if (!cell)
 		return -FI_EAGAIN;
-	cnt = shm_iov_slice(p->dest.iov, p->dest.iov_cnt, p->split_mine,
+	cnt = util_iov_slice(p->dest.iov, p->dest.iov_cnt, p->split_mine,
 			    p->split_want - p->split_mine, theirs);
 	cts = (struct shm_cts *)cell->payload;
 	cts->off = p->split_mine;
@@ -141,10 +141,10 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	DL_APPEND(ep->pulls, p);
 
 	/* Our part, while the sender pushes its part. */
-	cnt = shm_iov_slice(p->dest.iov, p->dest.iov_cnt, 0, half, mine);
-	p->split_t0 = shm_clock_ns();
+	cnt = util_iov_slice(p->dest.iov, p->dest.iov_cnt, 0, half, mine);
+	p->split_t0 = util_time_ns();
 	n = shm_cma_read(m->conn->peer->pid, mine, cnt, r->iov, r->iov_cnt);
-	p->split_t1 = shm_clock_ns();
+	p->split_t1 = util_time_ns();
 	p->split_err = shm_cma_status(n, half);
 	if (WEFT_UNLIKELY(n == -FI_EPERM)) {
 		/* The sender pushes our part too, after its own. */
@@ -296,11 +296,11 @@ void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 		status = FI_EINVAL;
 		goto reply;
 	}
-	lcnt = shm_iov_slice(tx->iov, tx->iov_cnt, off, len, mine);
-	ts = shm_clock_ns();
+	lcnt = util_iov_slice(tx->iov, tx->iov_cnt, off, len, mine);
+	ts = util_time_ns();
 	n = len ? shm_cma_write(conn->peer->pid, mine, lcnt, theirs,
 				(size_t)cnt) : 0;
-	te = shm_clock_ns();
+	te = util_time_ns();
 	status = shm_cma_status(n, len);
 	tx->pushes++;
 reply:

@@ -16,61 +16,6 @@
 /* Progress calls between looks at deadlines of waiting operations. */
 #define SHM_TX_CHECK_MASK 0x3ffu
 
-size_t shm_iov_total(const struct iovec *iov, size_t cnt)
-{
-	size_t i, len = 0;
-
-	for (i = 0; i < cnt; i++)
-		len += iov[i].iov_len;
-	return len;
-}
-
-size_t shm_iov_copy_from(const struct iovec *iov, size_t cnt, size_t off,
-			 void *dst, size_t len)
-{
-	uint8_t *d = dst;
-	size_t i, done = 0;
-
-	for (i = 0; i < cnt && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		if (n > len - done)
-			n = len - done;
-		memcpy(d + done, (uint8_t *)iov[i].iov_base + off, n);
-		done += n;
-		off = 0;
-	}
-	return done;
-}
-
-size_t shm_iov_copy_to(const struct iovec *iov, size_t cnt, size_t off,
-		       const void *src, size_t len)
-{
-	const uint8_t *s = src;
-	size_t i, done = 0;
-
-	for (i = 0; i < cnt && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		if (n > len - done)
-			n = len - done;
-		memcpy((uint8_t *)iov[i].iov_base + off, s + done, n);
-		done += n;
-		off = 0;
-	}
-	return done;
-}
-
 int shm_tx_init(struct shm_ep *ep, size_t size)
 {
 	size_t i;
@@ -152,7 +97,7 @@ uint64_t shm_tx_bounce_push(struct shm_ep *ep, struct shm_tx_entry *tx,
 /* The entry now waits for its ACK. */
 void shm_tx_activate(struct shm_ep *ep, struct shm_tx_entry *tx)
 {
-	tx->deadline_ns = shm_now_ns() + shm_env.peer_timeout_ms * 1000000ull;
+	tx->deadline_ns = util_time_coarse_ns() + shm_env.peer_timeout_ms * 1000000ull;
 	tx->conn->inflight++;
 	DL_APPEND(ep->tx_active, tx);
 }
@@ -200,30 +145,6 @@ struct shm_tx_entry *shm_tx_find(struct shm_ep *ep, struct shm_conn *conn,
 	return tx;
 }
 
-size_t shm_iov_slice(const struct iovec *iov, size_t cnt, size_t off,
-		     size_t len, struct iovec *out)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < cnt && len; i++) {
-		size_t take;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		take = iov[i].iov_len - off;
-		if (take > len)
-			take = len;
-		out[n].iov_base = (uint8_t *)iov[i].iov_base + off;
-		out[n].iov_len = take;
-		n++;
-		len -= take;
-		off = 0;
-	}
-	return n;
-}
-
 void shm_tx_handle_ack(struct shm_ep *ep, struct shm_conn *conn,
 		       const struct shm_cell_hdr *hdr, const uint8_t *payload)
 {
@@ -241,7 +162,7 @@ void shm_tx_handle_ack(struct shm_ep *ep, struct shm_conn *conn,
 	if (WEFT_UNLIKELY(tx->pull_active) && !err)
 		err = FI_EIO;
 	if (!err && tx->res_cnt)
-		shm_iov_copy_to(tx->res, tx->res_cnt, 0, payload, hdr->len);
+		util_iov_copy_to(tx->res, tx->res_cnt, 0, payload, hdr->len);
 	shm_tx_complete(ep, tx, err);
 }
 
@@ -257,7 +178,7 @@ void shm_tx_fail_conn(struct shm_ep *ep, struct shm_conn *conn, int err)
 static void shm_tx_check_deadlines(struct shm_ep *ep)
 {
 	struct shm_tx_entry *tx, *tmp;
-	uint64_t now = shm_now_ns();
+	uint64_t now = util_time_coarse_ns();
 
 	DL_FOREACH_SAFE(ep->tx_active, tx, tmp) {
 		if (tx->deadline_ns > now)

@@ -14,6 +14,7 @@
  * the payload out of the cell into a receive buffer, like a real receive.
  */
 #include "weft/compat.h"
+#include "weft/util_time.h"
 #include "../src/shm_transport.h"
 #include "shm_test_util.h"
 
@@ -24,14 +25,6 @@
 #include <time.h>
 
 #define MAX_REPEATS 31
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Spin, then yield: on an oversubscribed host a pure spinner can hold
  * the CPU its peer needs for a whole time slice. At each yield, give up
@@ -108,7 +101,7 @@ static void pp_recv(struct pp *pp)
 
 static uint64_t pp_run(struct pp *pp, bool initiator, uint32_t len, long iters)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = util_time_ns();
 	long i;
 
 	for (i = 0; i < iters; i++) {
@@ -120,7 +113,7 @@ static uint64_t pp_run(struct pp *pp, bool initiator, uint32_t len, long iters)
 			pp_send(pp, len);
 		}
 	}
-	return now_ns() - t0;
+	return util_time_ns() - t0;
 }
 
 /* Both sides: region, exchange names over the pipe, open each other. */
@@ -169,7 +162,7 @@ static void line_check_other(bool initiator)
 
 static uint64_t line_run(bool initiator, long iters)
 {
-	uint64_t t0 = now_ns(), v = initiator ? 0 : 1;
+	uint64_t t0 = util_time_ns(), v = initiator ? 0 : 1;
 	unsigned long spins = 0;
 	long i;
 
@@ -185,7 +178,7 @@ static uint64_t line_run(bool initiator, long iters)
 			atomic_store_explicit(line_flag, v + 1,
 					      memory_order_release);
 	}
-	return now_ns() - t0;
+	return util_time_ns() - t0;
 }
 
 static int pp_child(int rd, int wr, void *arg)
@@ -316,16 +309,16 @@ static double bw_cma(pid_t pid, uint8_t *dst, size_t len, int reps)
 	int i;
 
 	shm_cma_read(pid, &l, 1, &r, 1);
-	t0 = now_ns();
+	t0 = util_time_ns();
 	for (i = 0; i < reps; i++)
 		if (shm_cma_read(pid, &l, 1, &r, 1) != (ssize_t)len)
 			return -1;
-	return (double)len * reps / (double)(now_ns() - t0);
+	return (double)len * reps / (double)(util_time_ns() - t0);
 }
 
 static double bw_bounce(struct pp *pp, int to_child, size_t len, int reps)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = util_time_ns();
 	unsigned spins = 0;
 	int i;
 
@@ -340,7 +333,7 @@ static double bw_bounce(struct pp *pp, int to_child, size_t len, int reps)
 		while (!shm_bounce_push(pp->self, &tx))
 			pp_idle(pp->peer, &spins);
 	}
-	return (double)len * reps / (double)(now_ns() - t0);
+	return (double)len * reps / (double)(util_time_ns() - t0);
 }
 
 static void bench_bandwidth(struct opts *o)

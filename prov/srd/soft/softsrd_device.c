@@ -302,7 +302,7 @@ static struct ibv_context *softsrd_open_device(struct ibv_device *device)
 	if (softsrd_config_read(&ctx->cfg))
 		goto err_free;
 	pthread_mutex_init(&ctx->lock, NULL);
-	ctx->key_gen = (uint32_t)softsrd_now_ns();
+	ctx->key_gen = (uint32_t)util_time_ns();
 	if (softsrd_wire_open(ctx))
 		goto err_lock;
 	softsrd_gid_from_ip(&ctx->gid, ctx->ip);

@@ -22,14 +22,6 @@ static struct fi_provider softsrd_default_prov = {
 struct fi_provider *softsrd_prov = &softsrd_default_prov;
 static pthread_once_t softsrd_once = PTHREAD_ONCE_INIT;
 
-uint64_t softsrd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void softsrd_params_define(const struct fi_provider *prov)
 {
 	fi_param_define(prov, "soft_addr", FI_PARAM_STRING,

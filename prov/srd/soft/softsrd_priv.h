@@ -12,6 +12,7 @@
 
 #include "weft/compat.h"
 #include "weft/log.h"
+#include "weft/util_time.h"
 #include "softsrd.h"
 
 #include <inttypes.h>
@@ -446,7 +447,6 @@ static inline bool softsrd_op_is_rdma(enum ibv_wr_opcode op)
 	       op == IBV_WR_RDMA_WRITE_WITH_IMM;
 }
 
-uint64_t softsrd_now_ns(void);
 
 /* device.c */
 int softsrd_query_device_ex(struct ibv_context *context,
@@ -545,7 +545,7 @@ void softsrd_thread_kick(struct softsrd_ctx *ctx);
  * CPU it leaves at the next datagram. */
 static inline void softsrd_app_enter(struct softsrd_ctx *ctx)
 {
-	ctx->now = softsrd_now_ns();
+	ctx->now = util_time_ns();
 	atomic_store_explicit(&ctx->app_ns, ctx->now, memory_order_relaxed);
 	if (WEFT_UNLIKELY(atomic_load_explicit(&ctx->thread_waits,
 					       memory_order_relaxed)))

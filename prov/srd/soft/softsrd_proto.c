@@ -467,7 +467,7 @@ static void softsrd_wr_rnr(struct softsrd_qp *qp, struct softsrd_swr *wr)
 	if (wr->rnr_left != UINT32_MAX)
 		wr->rnr_left--;
 	wr->nsent--;
-	wr->not_before = softsrd_now_ns() +
+	wr->not_before = util_time_ns() +
 			 (uint64_t)qp->ctx->cfg.rnr_delay_us * 1000;
 	if (!wr->queued) {
 		wr->queued = true;

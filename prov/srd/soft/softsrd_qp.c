@@ -127,7 +127,7 @@ static void softsrd_qp_init_base(struct softsrd_qp *qp, struct softsrd_ctx *ctx,
 	qp->rnr_retry = 0;
 	if (getrandom(&qp->incarnation, sizeof(qp->incarnation), 0) !=
 	    sizeof(qp->incarnation))
-		qp->incarnation = (uint32_t)softsrd_now_ns();
+		qp->incarnation = (uint32_t)util_time_ns();
 	q->context = &ctx->vctx.context;
 	q->qp_context = a->qp_context;
 	q->pd = a->pd;

@@ -56,7 +56,7 @@ static void softsrd_thread_wait(struct softsrd_ctx *ctx, uint64_t ns)
 
 	atomic_store(&ctx->thread_waits, true);
 	/* the application may have come back since the thread looked */
-	if (!softsrd_app_present(ctx, softsrd_now_ns()))
+	if (!softsrd_app_present(ctx, util_time_ns()))
 		ppoll(pfd, 2, &ts, NULL);
 	atomic_store(&ctx->thread_waits, false);
 	if (pfd[1].revents & POLLIN)
@@ -81,7 +81,7 @@ static void *softsrd_thread_main(void *arg)
 	uint64_t spin_until = 0;
 
 	while (!atomic_load(&ctx->stop)) {
-		uint64_t now = softsrd_now_ns();
+		uint64_t now = util_time_ns();
 		uint64_t app = atomic_load_explicit(&ctx->app_ns,
 						    memory_order_relaxed);
 		bool busy;

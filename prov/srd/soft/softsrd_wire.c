@@ -111,7 +111,7 @@ int softsrd_wire_open(struct softsrd_ctx *ctx)
 {
 	struct softsrd_wire *w = &ctx->wire;
 
-	w->seed = (unsigned int)softsrd_now_ns();
+	w->seed = (unsigned int)util_time_ns();
 	w->faults = ctx->cfg.loss || ctx->cfg.dup || ctx->cfg.reorder ||
 		    ctx->cfg.delay_us;
 	/* any peer may send RDMA packets up to the largest datagram, whatever
@@ -295,7 +295,7 @@ static void softsrd_flush_mmsg(struct softsrd_wire *w, uint32_t n)
 static uint32_t softsrd_flush_faults(struct softsrd_ctx *ctx)
 {
 	struct softsrd_wire *w = &ctx->wire;
-	uint64_t now = softsrd_now_ns();
+	uint64_t now = util_time_ns();
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < w->ntx; i++) {

@@ -478,7 +478,7 @@ void srd_atomic_handle_resp(struct srd_ep *ep, struct srd_peer *peer,
 	else if (r->seg_len != want)
 		srd_rma_op_fail(op, FI_EIO, 0);
 	else
-		srd_iov_copy_to(op->at.res, op->at.res_count, 0, r + 1, want);
+		util_iov_copy_to(op->at.res, op->at.res_count, 0, r + 1, want);
 	op->inflight--;
 	srd_rma_op_try_complete(ep, op);
 }

@@ -190,7 +190,7 @@ void srd_cts_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
 	x->cts = true;
 	x->want = m->total_len < dest->cap ? m->total_len : dest->cap;
 	n = m->seg_len < x->want ? m->seg_len : x->want;
-	srd_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
+	util_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
 	x->received = m->seg_len;
 	x->granted = m->seg_len;
 	if (x->received < x->want && srd_cts_slot_get(ep, x)) {
@@ -237,7 +237,7 @@ void srd_cts_handle_data(struct srd_ep *ep, struct srd_peer *peer,
 			(unsigned long long)x->granted);
 		return;
 	}
-	srd_iov_copy_to(x->dest.iov, x->dest.iov_count, d->offset, d + 1,
+	util_iov_copy_to(x->dest.iov, x->dest.iov_count, d->offset, d + 1,
 			d->seg_len);
 	x->received += d->seg_len;
 	if (x->on_cts_pump)

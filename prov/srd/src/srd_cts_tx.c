@@ -48,7 +48,7 @@ int srd_cts_send_start(struct srd_ep *ep, struct srd_tx_entry *tx)
 	first = (uint32_t)srd_cts_first(ep, tx);
 	h = (struct srd_pkt_msg *)tb->data;
 	srd_msg_hdr_fill(tx, h, SRD_PKT_CTS_RTS, 0, first);
-	srd_iov_copy_from(tx->iov, tx->iov_count, 0, h + 1, first);
+	util_iov_copy_from(tx->iov, tx->iov_count, 0, h + 1, first);
 	/* The first chunk needs no grant: the receiver accounts for it. */
 	tx->sent = first;
 	tx->granted = first;
@@ -76,7 +76,7 @@ static void srd_cts_data_send(struct srd_ep *ep, struct srd_tx_entry *tx,
 	d->rx_id = tx->rx_id;
 	d->seg_len = seg;
 	d->offset = tx->sent;
-	srd_iov_copy_from(tx->iov, tx->iov_count, tx->sent, d + 1, seg);
+	util_iov_copy_from(tx->iov, tx->iov_count, tx->sent, d + 1, seg);
 	tx->sent += seg;
 	tx->inflight++;
 	tb->tx = tx;

@@ -186,21 +186,6 @@ int srd_long_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
 	return 0;
 }
 
-/* Where offset off falls in an iov list: index and offset inside. */
-static size_t srd_iov_seek(const struct iovec *iov, size_t count,
-			   uint64_t off, uint64_t *in)
-{
-	size_t i;
-
-	for (i = 0; i < count; i++) {
-		if (off < iov[i].iov_len)
-			break;
-		off -= iov[i].iov_len;
-	}
-	*in = off;
-	return i;
-}
-
 static size_t srd_src_seek(const struct srd_rx_xfer *x, uint64_t off,
 			   uint64_t *in)
 {
@@ -221,7 +206,7 @@ static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 	uint64_t din, sin, n, chunk = ep->dev->caps.max_rdma_size ?
 				      ep->dev->caps.max_rdma_size :
 				      SRD_READ_CHUNK_DEFAULT;
-	size_t di = srd_iov_seek(x->dest.iov, x->dest.iov_count, x->read_off,
+	size_t di = util_iov_seek(x->dest.iov, x->dest.iov_count, x->read_off,
 				 &din);
 	size_t si = srd_src_seek(x, x->read_off, &sin);
 	int ret;

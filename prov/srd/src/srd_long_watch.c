@@ -74,7 +74,7 @@ int srd_cts_params(struct srd_ep *ep)
 void srd_long_watch_arm(struct srd_ep *ep)
 {
 	if (!ep->long_watch_ns && ep->long_probe_ns)
-		ep->long_watch_ns = srd_now_ns() + ep->long_probe_ns;
+		ep->long_watch_ns = util_time_ns() + ep->long_probe_ns;
 }
 
 /* Mark the peers of long sends that still wait for their receiver. */
@@ -124,7 +124,7 @@ static bool srd_long_any_rx(const uint64_t *probe)
 void srd_long_watch(struct srd_ep *ep)
 {
 	uint64_t probe[SRD_MAX_PEERS / 64] = { 0 };
-	uint64_t now = srd_now_ns();
+	uint64_t now = util_time_ns();
 	bool waiting;
 
 	if (now < ep->long_watch_ns)

@@ -24,7 +24,7 @@ static void srd_recv_dest(struct srd_ep *ep, const struct iovec *iov,
 	dest->comp_flags = srd_recv_comp_flags(flags);
 	dest->iov_count = count;
 	memcpy(dest->iov, iov, count * sizeof(*iov));
-	dest->cap = srd_iov_total(iov, count);
+	dest->cap = util_iov_total(iov, count);
 	dest->want_comp = util_ep_rx_wants_comp(&ep->util, flags);
 }
 

@@ -392,11 +392,6 @@ void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
 		    const struct srd_wc *wc);
 int srd_tx_init(struct srd_ep *ep);
 void srd_tx_fini(struct srd_ep *ep);
-size_t srd_iov_total(const struct iovec *iov, size_t count);
-size_t srd_iov_copy_from(const struct iovec *iov, size_t count, size_t off,
-			 void *dst, size_t len);
-size_t srd_iov_copy_to(const struct iovec *iov, size_t count, size_t off,
-		       const void *src, size_t len);
 int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
 		  struct srd_wr_hdr *wr, bool write, uint32_t lkey,
 		  void *laddr, size_t len, uint32_t rkey, uint64_t raddr);
@@ -487,7 +482,6 @@ int srd_rx_post_all(struct srd_ep *ep);
 void srd_rma_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
 		const struct srd_wc *wc);
 void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err);
-uint64_t srd_now_ns(void);
 
 /* ---- hooks of the srd-proto engineer (weak: absent until they land) ---- */
 

@@ -185,7 +185,7 @@ static void srd_xfer_place(struct srd_ep *ep, struct srd_rx_xfer *x,
 		uint64_t n = end <= x->dest.cap ? m->seg_len :
 						  x->dest.cap - m->offset;
 
-		srd_iov_copy_to(x->dest.iov, x->dest.iov_count, m->offset,
+		util_iov_copy_to(x->dest.iov, x->dest.iov_count, m->offset,
 				m->payload, n);
 	}
 	x->received += m->seg_len;
@@ -243,7 +243,7 @@ static void srd_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
 	switch (m->type) {
 	case SRD_PKT_EAGER:
 		n = m->seg_len < dest->cap ? m->seg_len : dest->cap;
-		srd_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
+		util_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
 		srd_rx_complete(ep, dest, m, n, 0);
 		break;
 	case SRD_PKT_MEDIUM:
@@ -266,7 +266,7 @@ void srd_rx_dest_from_entry(struct srd_rx_entry *rx, struct srd_ep *ep,
 	dest->comp_flags = rx->comp_flags;
 	dest->iov_count = rx->iov_count;
 	memcpy(dest->iov, rx->iov, rx->iov_count * sizeof(rx->iov[0]));
-	dest->cap = srd_iov_total(rx->iov, rx->iov_count);
+	dest->cap = util_iov_total(rx->iov, rx->iov_count);
 	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags);
 	dest->mrecv = false;
 	dest->discard = false;
@@ -539,7 +539,7 @@ int srd_rx_deliver(struct srd_ep *ep, const struct srd_rx_dest *dest,
 		/* fall through */
 	default:
 		n = m->total_len < dest->cap ? m->total_len : dest->cap;
-		srd_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
+		util_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
 		srd_rx_complete(ep, dest, m, n, 0);
 		break;
 	}

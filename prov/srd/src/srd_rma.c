@@ -452,7 +452,7 @@ static int srd_rma_args_check(struct srd_ep *ep, const struct srd_rma_args *a,
 			a->count, SRD_IOV_MAX, a->rma_count);
 		return -FI_EINVAL;
 	}
-	*total = srd_iov_total(a->iov, a->count);
+	*total = util_iov_total(a->iov, a->count);
 	if (*total > a->rma[0].len || *total > ep->pc.max_msg_size) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"rma: %zu bytes for a remote buffer of %zu\n", *total,
@@ -554,7 +554,7 @@ static ssize_t srd_rma_readv(struct fid_ep *ep, const struct iovec *iov,
 			     uint64_t addr, uint64_t key, void *context)
 {
 	struct fi_rma_iov rma = {
-		.addr = addr, .len = srd_iov_total(iov, count), .key = key,
+		.addr = addr, .len = util_iov_total(iov, count), .key = key,
 	};
 	struct srd_rma_args a = {
 		.kind = SRD_RMA_READ, .iov = iov, .desc = desc, .count = count,
@@ -611,7 +611,7 @@ static ssize_t srd_rma_writev(struct fid_ep *ep, const struct iovec *iov,
 			      uint64_t addr, uint64_t key, void *context)
 {
 	struct fi_rma_iov rma = {
-		.addr = addr, .len = srd_iov_total(iov, count), .key = key,
+		.addr = addr, .len = util_iov_total(iov, count), .key = key,
 	};
 	struct srd_rma_args a = {
 		.kind = SRD_RMA_WRITE, .iov = iov, .desc = desc, .count = count,

@@ -69,7 +69,7 @@ static int srd_rma_emu_write_seg(struct srd_ep *ep, struct srd_rma_op *op,
 	r->offset = op->posted;
 	if (last)
 		r->cq_data = op->pkt_flags & SRD_PKT_F_CQ_DATA ? op->cq_data : 0;
-	srd_iov_copy_from(op->iov, op->iov_count, op->posted, r + 1, n);
+	util_iov_copy_from(op->iov, op->iov_count, op->posted, r + 1, n);
 	op->posted += n;
 	srd_rma_send(ep, op, tb, sizeof(*r) + n);
 	return 0;
@@ -205,7 +205,7 @@ static void srd_rma_emu_handle_read_resp(struct srd_ep *ep,
 			(unsigned long long)op->len);
 		srd_rma_op_fail(op, FI_EIO, 0);
 	} else {
-		srd_iov_copy_to(op->iov, op->iov_count, r->offset, r + 1,
+		util_iov_copy_to(op->iov, op->iov_count, r->offset, r + 1,
 				r->seg_len);
 		op->done += r->seg_len;
 		if (op->done < op->len)

@@ -13,14 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-uint64_t srd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 struct srd_txbuf *srd_txbuf_get(struct srd_ep *ep)
 {
 	struct srd_txbuf *tb = ep->tx_free;
@@ -77,7 +69,7 @@ static bool srd_peer_may_send(struct srd_peer *peer)
 	if (peer->state != SRD_PEER_READY)
 		return false;
 	return !peer->rnr.until_ns ||
-	       srd_rnr_check(&peer->rnr, srd_now_ns()) == 0;
+	       srd_rnr_check(&peer->rnr, util_time_ns()) == 0;
 }
 
 void srd_peer_schedule(struct srd_ep *ep, struct srd_peer *peer)
@@ -181,7 +173,7 @@ static void srd_txbuf_rnr(struct srd_ep *ep, struct srd_txbuf *tb)
 {
 	struct srd_peer *peer = tb->peer;
 
-	srd_rnr_on_rnr(&peer->rnr, srd_now_ns(), &ep->rng);
+	srd_rnr_on_rnr(&peer->rnr, util_time_ns(), &ep->rng);
 	/* Back to the head of its queue: it keeps its place in order. */
 	tb->next = peer->q_head;
 	peer->q_head = tb;

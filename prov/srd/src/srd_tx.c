@@ -16,59 +16,6 @@
 
 #define SRD_TX_ID_IDX(id) ((id) & 0xffffu)
 
-size_t srd_iov_total(const struct iovec *iov, size_t count)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < count; i++)
-		n += iov[i].iov_len;
-	return n;
-}
-
-size_t srd_iov_copy_from(const struct iovec *iov, size_t count, size_t off,
-			 void *dst, size_t len)
-{
-	size_t i, done = 0;
-
-	for (i = 0; i < count && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		n = n < len - done ? n : len - done;
-		memcpy((uint8_t *)dst + done, (uint8_t *)iov[i].iov_base + off,
-		       n);
-		done += n;
-		off = 0;
-	}
-	return done;
-}
-
-size_t srd_iov_copy_to(const struct iovec *iov, size_t count, size_t off,
-		       const void *src, size_t len)
-{
-	size_t i, done = 0;
-
-	for (i = 0; i < count && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		n = n < len - done ? n : len - done;
-		memcpy((uint8_t *)iov[i].iov_base + off,
-		       (const uint8_t *)src + done, n);
-		done += n;
-		off = 0;
-	}
-	return done;
-}
-
 int srd_tx_init(struct srd_ep *ep)
 {
 	uint32_t i;
@@ -196,7 +143,7 @@ static void srd_tx_segment(struct srd_ep *ep, struct srd_tx_entry *tx,
 						 (uint32_t)ep->pc.eager_max;
 
 	srd_msg_hdr_fill(tx, h, type, tx->sent, seg);
-	srd_iov_copy_from(tx->iov, tx->iov_count, tx->sent, h + 1, seg);
+	util_iov_copy_from(tx->iov, tx->iov_count, tx->sent, h + 1, seg);
 	tx->sent += seg;
 	tx->inflight++;
 	tb->tx = tx;
@@ -284,7 +231,7 @@ static void srd_tx_fill(struct srd_ep *ep, struct srd_tx_entry *tx,
 			((flags & FI_REMOTE_CQ_DATA) ? SRD_PKT_F_CQ_DATA : 0);
 	tx->iov_count = count;
 	memcpy(tx->iov, iov, count * sizeof(*iov));
-	tx->total_len = srd_iov_total(iov, count);
+	tx->total_len = util_iov_total(iov, count);
 	tx->proto = srd_tx_proto_pick(ep, tx->peer, tx->total_len);
 }
 
@@ -298,7 +245,7 @@ static int srd_send_check(struct srd_ep *ep, const struct iovec *iov,
 			"send with %zu iovs (max %d)\n", count, SRD_IOV_MAX);
 		return -FI_EINVAL;
 	}
-	len = srd_iov_total(iov, count);
+	len = util_iov_total(iov, count);
 	if (WEFT_UNLIKELY(len > ep->pc.max_msg_size ||
 			  ((flags & FI_INJECT) && len > ep->pc.inject_size))) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "weft/compat.h"
+#include "weft/util_time.h"
 #include "softsrd_test.h"
 
 #include <errno.h>
@@ -14,14 +15,6 @@ const struct srd_verbs_ops *V = &softsrd_verbs_ops;
 /* A hang guard, not a timing assertion: a lost completion fails the test
  * instead of blocking the suite. */
 #define T_GUARD_NS (10ull * 1000000000ull)
-
-static uint64_t tnow(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void tset(const char *name, const char *value)
 {
@@ -226,7 +219,7 @@ static void tcomp_read(struct ibv_cq_ex *cq, struct tcomp *c)
 bool tpoll_for(struct tnode *n, struct tcomp *c, unsigned int spin_ms)
 {
 	struct ibv_poll_cq_attr attr = { 0 };
-	uint64_t end = tnow() + (uint64_t)spin_ms * 1000000ull;
+	uint64_t end = util_time_ns() + (uint64_t)spin_ms * 1000000ull;
 
 	do {
 		int ret = ibv_start_poll(n->cq, &attr);
@@ -238,7 +231,7 @@ bool tpoll_for(struct tnode *n, struct tcomp *c, unsigned int spin_ms)
 		}
 		assert_int_equal(ret, ENOENT);
 		sched_yield();
-	} while (tnow() < end);
+	} while (util_time_ns() < end);
 	return false;
 }
 
