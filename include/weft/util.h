@@ -19,6 +19,7 @@
 #include "weft/util_av.h"
 #include "weft/util_ep.h"
 #include "weft/util_match.h"
+#include "weft/util_srx.h"
 #include "weft/util_pool.h"
 #include "weft/util_mem.h"
 #include "weft/util_atomic.h"
