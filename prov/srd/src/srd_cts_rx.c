@@ -174,7 +174,7 @@ void srd_cts_pump(struct srd_ep *ep)
 }
 
 /* A matched CTS_RTS (m: its first chunk in payload). */
-void srd_cts_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+void srd_cts_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
 		      const struct srd_msg_info *m)
 {
 	struct srd_rx_xfer *x = srd_xfer_get(ep, dest, m);

@@ -161,7 +161,7 @@ static int srd_long_rx_reg(struct srd_ep *ep, struct srd_rx_xfer *x)
 	return 0;
 }
 
-int srd_long_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+int srd_long_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
 		      const struct srd_msg_info *m)
 {
 	struct srd_rx_xfer *x = util_pool_get(&ep->xfer_pool);

@@ -150,26 +150,7 @@ struct srd_tx_entry {
 	bool cts_seen;
 };
 
-/* A posted receive. */
-struct srd_rx_entry {
-	struct util_rx_entry util;
-	uint64_t comp_flags;
-	size_t iov_count;
-	struct iovec iov[SRD_IOV_MAX];
-};
-
-/* Where one message lands (a receive, a multi-recv slice, or an
- * unexpected buffer). */
-struct srd_rx_dest {
-	void *context;
-	uint64_t comp_flags;
-	size_t iov_count;
-	struct iovec iov[SRD_IOV_MAX];
-	size_t cap;			/* bytes the iovs hold */
-	bool want_comp;
-	bool mrecv;			/* a multi-recv slice: report buf */
-	bool discard;			/* FI_DISCARD: no completion at all */
-};
+_Static_assert(SRD_IOV_MAX <= UTIL_SRX_IOV_MAX, "a receive fits util_srx");
 
 /* What arrived: the first packet of a message, decoded. */
 struct srd_msg_info {
@@ -190,11 +171,11 @@ struct srd_msg_info {
  * in data[]; MEDIUM: the whole message in buf (heap), complete when
  * xfer is NULL. */
 struct srd_unexp {
-	struct util_unexp_entry util;
+	struct util_srx_unexp srx;
 	struct srd_msg_info m;		/* payload points into data/buf */
 	struct srd_rx_xfer *xfer;	/* MEDIUM still arriving */
 	uint8_t *buf;			/* MEDIUM: total_len bytes */
-	struct srd_rx_dest then;	/* receive that took it meanwhile */
+	struct util_srx_dest then;	/* receive that took it meanwhile */
 	bool then_set;
 	bool buf_pooled;		/* srd-long: buf from ux_buf_pool */
 	uint8_t data[];			/* eager_max bytes */
@@ -207,7 +188,7 @@ struct srd_rx_xfer {
 	struct srd_rx_xfer *pump_next, *pump_prev;	/* ep->read_pump (long) */
 	struct srd_peer *peer;
 	struct srd_msg_info m;		/* payload unused */
-	struct srd_rx_dest dest;
+	struct util_srx_dest dest;
 	struct srd_unexp *ux;		/* landing in an unexpected buffer */
 	uint64_t received;		/* bytes landed */
 	/* long: the sender's iovs, our registrations, the read cursor */
@@ -289,9 +270,7 @@ struct srd_ep {
 	struct srd_tx_entry *tx_pump;	/* have bytes left to packetise */
 	struct srd_rx_xfer *read_pump;	/* have reads left to post */
 
-	struct util_match_queue msg_q;
-	struct util_match_queue tag_q;
-	struct util_pool rx_pool;	/* struct srd_rx_entry */
+	struct util_srx srx;		/* posted receives, unexpected ones */
 	struct util_pool unexp_pool;	/* struct srd_unexp + eager_max */
 	struct util_pool xfer_pool;	/* struct srd_rx_xfer */
 	bool rx_ready;
@@ -409,19 +388,12 @@ void srd_rx_handle_msg(struct srd_ep *ep, struct srd_peer *peer,
 		       const void *pkt, size_t len);
 int srd_rx_check(struct srd_ep *ep, const struct srd_msg_info *m,
 		 size_t payload_len);
-int srd_rx_deliver(struct srd_ep *ep, const struct srd_rx_dest *dest,
-		   struct srd_unexp *ux);
 void srd_unexp_ready(struct srd_ep *ep, struct srd_unexp *ux);
-void srd_rx_dest_from_entry(struct srd_rx_entry *rx, struct srd_ep *ep,
-			    struct srd_rx_dest *dest);
-void srd_rx_dest_from_mrecv(struct srd_ep *ep, struct util_match_queue *q,
-			    struct srd_rx_entry *rx, uint64_t size,
-			    struct srd_rx_dest *dest, bool *done);
-void srd_rx_complete_err(struct srd_ep *ep, const struct srd_rx_dest *dest,
+void srd_rx_complete_err(struct srd_ep *ep, const struct util_srx_dest *dest,
 			 const struct srd_msg_info *m, size_t len, int err,
 			 int prov_errno);
 static inline void srd_rx_complete(struct srd_ep *ep,
-				   const struct srd_rx_dest *dest,
+				   const struct util_srx_dest *dest,
 				   const struct srd_msg_info *m, size_t len,
 				   int err)
 {
@@ -433,7 +405,7 @@ void srd_xfer_free(struct srd_ep *ep, struct srd_rx_xfer *x);
 /* srd_long.c: LONG_RTS, RDMA reads, READ_DONE. */
 int srd_long_send_start(struct srd_ep *ep, struct srd_tx_entry *tx,
 			void **desc);
-int srd_long_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+int srd_long_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
 		      const struct srd_msg_info *m);
 void srd_long_read_done(struct srd_ep *ep, struct srd_rx_xfer *x,
 			const struct srd_wc *wc);
@@ -450,7 +422,7 @@ void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
 		      uint8_t type, uint64_t off, uint32_t seg);
 void srd_long_params_define(void);
 struct srd_rx_xfer *srd_xfer_get(struct srd_ep *ep,
-				 const struct srd_rx_dest *dest,
+				 const struct util_srx_dest *dest,
 				 const struct srd_msg_info *m);
 int srd_long_ctrl_send(struct srd_ep *ep, struct srd_rx_xfer *x, uint8_t type,
 		       uint64_t off, uint64_t len, int status);
@@ -462,7 +434,7 @@ void srd_cts_handle_cts(struct srd_ep *ep, struct srd_peer *peer,
 void srd_cts_tx_done(struct srd_ep *ep, struct srd_tx_entry *tx);
 int srd_cts_rx_init(struct srd_ep *ep);
 void srd_cts_rx_fini(struct srd_ep *ep);
-void srd_cts_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+void srd_cts_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
 		      const struct srd_msg_info *m);
 void srd_cts_handle_data(struct srd_ep *ep, struct srd_peer *peer,
 			 const void *pkt, size_t len);

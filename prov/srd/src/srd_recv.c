@@ -60,16 +60,63 @@ static uint8_t *srd_ux_buf_get(struct srd_ep *ep, struct srd_unexp *ux,
 	return malloc(len ? len : 1);
 }
 
+static int srd_rx_deliver(struct srd_ep *ep, const struct util_srx_dest *dest,
+			  struct srd_unexp *ux);
+
+static struct srd_ep *srd_srx_ep(struct util_srx *srx)
+{
+	return container_of(srx, struct srd_ep, srx);
+}
+
+static int srd_srx_deliver(struct util_srx *srx,
+			   const struct util_srx_dest *dest,
+			   struct util_srx_unexp *ux)
+{
+	return srd_rx_deliver(srd_srx_ep(srx), dest,
+			      container_of(ux, struct srd_unexp, srx));
+}
+
+/* A discarded message still goes through delivery, with no buffer and no
+ * completion: a MEDIUM one may still be arriving, and a long one's sender
+ * waits for its READ_DONE. */
+static void srd_srx_discard(struct util_srx *srx, struct util_srx_unexp *ux)
+{
+	struct util_srx_dest dest;
+
+	memset(&dest, 0, sizeof(dest));
+	dest.discard = true;
+	srd_srx_deliver(srx, &dest, ux);
+}
+
+static void srd_srx_free_unexp(struct util_srx *srx, struct util_srx_unexp *ux)
+{
+	srd_unexp_free(srd_srx_ep(srx), container_of(ux, struct srd_unexp, srx));
+}
+
+/* Error entries name the peer (srd_err.c). */
+static int srd_srx_write_err(struct util_srx *srx,
+			     const struct fi_cq_err_entry *e,
+			     const struct util_srx_msg *m)
+{
+	return srd_ep_rx_err(srd_srx_ep(srx), m->peer, e, m->src);
+}
+
+static const struct util_srx_ops srd_srx_ops = {
+	.deliver = srd_srx_deliver,
+	.discard = srd_srx_discard,
+	.free_unexp = srd_srx_free_unexp,
+	.write_err = srd_srx_write_err,
+};
+
 int srd_rx_init(struct srd_ep *ep)
 {
+	struct util_srx_attr attr = {
+		.prov = &srd_prov, .ops = &srd_srx_ops,
+		.rx_size = ep->pc.rx_size, .iov_limit = SRD_IOV_MAX,
+	};
 	int ret;
 
-	util_match_queue_init(&ep->msg_q, ep->util.caps & FI_DIRECTED_RECV);
-	util_match_queue_init(&ep->tag_q, ep->util.caps & FI_DIRECTED_RECV);
-	size_t chunk = ep->pc.rx_size < 64 ? ep->pc.rx_size : 64;
-
-	ret = util_pool_init(&ep->rx_pool, sizeof(struct srd_rx_entry), 0,
-			     chunk, chunk, ep->pc.rx_size, NULL, NULL);
+	ret = util_srx_init(&ep->srx, &ep->util, &attr);
 	if (ret)
 		return ret;
 	ret = util_pool_init(&ep->unexp_pool, sizeof(struct srd_unexp) +
@@ -87,16 +134,6 @@ int srd_rx_init(struct srd_ep *ep)
 	return ret ? ret : srd_ux_pool_init(ep);
 }
 
-static void srd_rx_drop_unexp(struct srd_ep *ep, struct util_match_queue *q)
-{
-	struct util_unexp_entry *u;
-
-	while ((u = q->unexp)) {
-		util_match_remove_unexp(q, u);
-		srd_unexp_free(ep, container_of(u, struct srd_unexp, util));
-	}
-}
-
 void srd_rx_fini(struct srd_ep *ep)
 {
 	struct srd_rx_xfer *x, *tmp;
@@ -108,13 +145,11 @@ void srd_rx_fini(struct srd_ep *ep)
 		srd_xfer_free(ep, x);
 	}
 	srd_cts_rx_fini(ep);
-	srd_rx_drop_unexp(ep, &ep->msg_q);
-	srd_rx_drop_unexp(ep, &ep->tag_q);
+	util_srx_fini(&ep->srx);
 	/* After the unexpected messages that hold its buffers. */
 	if (ep->ux_buf_size)
 		util_pool_fini(&ep->ux_buf_pool);
 	ep->ux_buf_size = 0;
-	util_pool_fini(&ep->rx_pool);
 	util_pool_fini(&ep->unexp_pool);
 	util_pool_fini(&ep->xfer_pool);
 	ep->rx_ready = false;
@@ -139,40 +174,22 @@ void srd_unexp_free(struct srd_ep *ep, struct srd_unexp *ux)
 	util_pool_put(&ep->unexp_pool, ux);
 }
 
-void srd_rx_complete_err(struct srd_ep *ep, const struct srd_rx_dest *dest,
+void srd_rx_complete_err(struct srd_ep *ep, const struct util_srx_dest *dest,
 			 const struct srd_msg_info *m, size_t len, int err,
 			 int prov_errno)
 {
-	uint64_t flags = dest->comp_flags;
-	fi_addr_t src = srd_peer_fi_addr(ep, m->peer);
-	uint64_t data = 0;
-	void *buf = (flags & FI_MULTI_RECV) || dest->mrecv ?
-		    dest->iov[0].iov_base : NULL;
+	bool cq_data = m->flags & SRD_PKT_F_CQ_DATA;
+	struct util_srx_msg msg;
 
 	if (dest->discard)
 		return;
-	if (m->flags & SRD_PKT_F_CQ_DATA) {
-		flags |= FI_REMOTE_CQ_DATA;
-		data = m->cq_data;
-	}
-	if (!err && m->total_len > dest->cap)
-		err = FI_ETRUNC;
-	if (WEFT_UNLIKELY(err)) {
-		struct fi_cq_err_entry e = {
-			.op_context = dest->context, .flags = flags,
-			.len = len, .buf = buf, .data = data, .tag = m->tag,
-			.olen = err == FI_ETRUNC ? m->total_len - dest->cap : 0,
-			.err = err, .prov_errno = prov_errno,
-		};
-
-		srd_ep_rx_err(ep, m->peer, &e, src);
-		util_ep_cntr_inc_err(&ep->util, UTIL_CNTR_RECV);
-		return;
-	}
-	if (dest->want_comp)
-		util_ep_rx_comp(&ep->util, dest->context, flags, len, buf, data,
-				m->tag, src);
-	util_ep_cntr_inc(&ep->util, UTIL_CNTR_RECV);
+	msg.src = srd_peer_fi_addr(ep, m->peer);
+	msg.tag = m->tag;
+	msg.size = m->total_len;
+	msg.data = cq_data ? m->cq_data : 0;
+	msg.flags = cq_data ? FI_REMOTE_CQ_DATA : 0;
+	msg.peer = m->peer;
+	util_srx_complete(&ep->srx, dest, &msg, len, err, prov_errno);
 }
 
 /* A MEDIUM segment into its transfer; completes it when all landed. */
@@ -204,7 +221,7 @@ static void srd_xfer_place(struct srd_ep *ep, struct srd_rx_xfer *x,
 
 /* A transfer entry for matched message m into dest; NULL: pool empty. */
 struct srd_rx_xfer *srd_xfer_get(struct srd_ep *ep,
-				 const struct srd_rx_dest *dest,
+				 const struct util_srx_dest *dest,
 				 const struct srd_msg_info *m)
 {
 	struct srd_rx_xfer *x = util_pool_get(&ep->xfer_pool);
@@ -219,7 +236,7 @@ struct srd_rx_xfer *srd_xfer_get(struct srd_ep *ep,
 	return x;
 }
 
-static int srd_xfer_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+static int srd_xfer_start(struct srd_ep *ep, const struct util_srx_dest *dest,
 			  const struct srd_msg_info *m, struct srd_unexp *ux)
 {
 	struct srd_rx_xfer *x = srd_xfer_get(ep, dest, m);
@@ -235,7 +252,7 @@ static int srd_xfer_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
 }
 
 /* A matched message's first packet. */
-static void srd_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
+static void srd_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
 			 const struct srd_msg_info *m)
 {
 	size_t n;
@@ -257,43 +274,6 @@ static void srd_rx_start(struct srd_ep *ep, const struct srd_rx_dest *dest,
 		srd_long_rx_start(ep, dest, m);
 		break;
 	}
-}
-
-void srd_rx_dest_from_entry(struct srd_rx_entry *rx, struct srd_ep *ep,
-			    struct srd_rx_dest *dest)
-{
-	dest->context = rx->util.context;
-	dest->comp_flags = rx->comp_flags;
-	dest->iov_count = rx->iov_count;
-	memcpy(dest->iov, rx->iov, rx->iov_count * sizeof(rx->iov[0]));
-	dest->cap = util_iov_total(rx->iov, rx->iov_count);
-	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags);
-	dest->mrecv = false;
-	dest->discard = false;
-}
-
-/* A slice of a multi-recv buffer for a message of size bytes; the entry
- * is retired (and *done set) when what is left drops below the minimum. */
-void srd_rx_dest_from_mrecv(struct srd_ep *ep, struct util_match_queue *q,
-			    struct srd_rx_entry *rx, uint64_t size,
-			    struct srd_rx_dest *dest, bool *done)
-{
-	size_t avail;
-	bool released;
-	void *buf = util_match_mrecv_take(q, &rx->util, size,
-					  ep->util.min_multi_recv, &avail,
-					  &released);
-
-	dest->context = rx->util.context;
-	dest->comp_flags = rx->comp_flags | (released ? FI_MULTI_RECV : 0);
-	dest->iov_count = 1;
-	dest->iov[0].iov_base = buf;
-	dest->iov[0].iov_len = avail;
-	dest->cap = avail;
-	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags);
-	dest->mrecv = true;
-	dest->discard = false;
-	*done = released;
 }
 
 static struct srd_unexp *srd_unexp_new(struct srd_ep *ep,
@@ -319,11 +299,12 @@ static struct srd_unexp *srd_unexp_new(struct srd_ep *ep,
 	return ux;
 }
 
-static void srd_rx_unexpected(struct srd_ep *ep, struct util_match_queue *q,
+static void srd_rx_unexpected(struct srd_ep *ep, bool tagged,
 			      const struct srd_msg_info *m, fi_addr_t src)
 {
 	struct srd_unexp *ux = srd_unexp_new(ep, m);
-	struct srd_rx_dest dest;
+	struct util_srx_dest dest;
+	bool cq_data = m->flags & SRD_PKT_F_CQ_DATA;
 
 	if (!ux) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
@@ -331,9 +312,10 @@ static void srd_rx_unexpected(struct srd_ep *ep, struct util_match_queue *q,
 			"dropped\n", (unsigned long long)m->total_len);
 		return;
 	}
-	ux->util.src = src;
-	ux->util.tag = m->tag;
-	util_match_add_unexp(q, &ux->util);
+	util_srx_unexp_init(&ux->srx, src, m->tag, m->total_len,
+			    cq_data ? m->cq_data : 0,
+			    cq_data ? FI_REMOTE_CQ_DATA : 0);
+	util_srx_add_unexp(&ep->srx, tagged, &ux->srx);
 	if (m->type != SRD_PKT_MEDIUM)
 		return;
 	memset(&dest, 0, sizeof(dest));
@@ -350,24 +332,16 @@ static void srd_rx_unexpected(struct srd_ep *ep, struct util_match_queue *q,
 static void srd_rx_msg_first(struct srd_ep *ep, const struct srd_msg_info *m)
 {
 	bool tagged = m->flags & SRD_PKT_F_TAGGED;
-	struct util_match_queue *q = tagged ? &ep->tag_q : &ep->msg_q;
 	fi_addr_t src = srd_peer_fi_addr(ep, m->peer);
-	struct util_rx_entry *urx = util_match_rx(q, src, tagged ? m->tag : 0);
-	struct srd_rx_entry *rx;
-	struct srd_rx_dest dest;
-	bool done = true;
+	struct util_srx_entry *e = util_srx_match(&ep->srx, tagged, src,
+						  tagged ? m->tag : 0);
+	struct util_srx_dest dest;
 
-	if (!urx) {
-		srd_rx_unexpected(ep, q, m, src);
+	if (!e) {
+		srd_rx_unexpected(ep, tagged, m, src);
 		return;
 	}
-	rx = container_of(urx, struct srd_rx_entry, util);
-	if (urx->flags & FI_MULTI_RECV)
-		srd_rx_dest_from_mrecv(ep, q, rx, m->total_len, &dest, &done);
-	else
-		srd_rx_dest_from_entry(rx, ep, &dest);
-	if (done)
-		util_pool_put(&ep->rx_pool, rx);
+	util_srx_dest(&ep->srx, e, m->total_len, &dest);
 	srd_rx_start(ep, &dest, m);
 }
 
@@ -517,7 +491,7 @@ void srd_unexp_ready(struct srd_ep *ep, struct srd_unexp *ux)
 
 /* A receive takes unexpected message ux (already off the queue); ux is
  * freed here or, for a MEDIUM message still arriving, when it completes. */
-int srd_rx_deliver(struct srd_ep *ep, const struct srd_rx_dest *dest,
+static int srd_rx_deliver(struct srd_ep *ep, const struct util_srx_dest *dest,
 		   struct srd_unexp *ux)
 {
 	const struct srd_msg_info *m = &ux->m;

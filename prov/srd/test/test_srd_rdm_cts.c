@@ -315,9 +315,9 @@ static void test_receiver_gone(void **state)
 	tfab_open(&f, 0, true);
 	hello(&f);
 	tfab_send(&f, src, MIB, 0, false, &sctx);
-	for (i = 0; i < 1000000 && !to_srd_ep(f.b.ep)->msg_q.unexp; i++)
+	for (i = 0; i < 1000000 && !to_srd_ep(f.b.ep)->srx.msg_q.unexp; i++)
 		tfab_poll(&f);
-	assert_non_null(to_srd_ep(f.b.ep)->msg_q.unexp);
+	assert_non_null(to_srd_ep(f.b.ep)->srx.msg_q.unexp);
 	assert_int_equal(fi_close(&f.b.ep->fid), 0);
 	f.b.ep = NULL;
 	t = wait_err(&f, &f.a);
@@ -346,9 +346,9 @@ static void test_sender_gone(void **state)
 	tfab_open(&f, 0, true);
 	hello(&f);
 	tfab_send(&f, src, MIB, 0, false, &sctx);
-	for (i = 0; i < 1000000 && !to_srd_ep(f.b.ep)->msg_q.unexp; i++)
+	for (i = 0; i < 1000000 && !to_srd_ep(f.b.ep)->srx.msg_q.unexp; i++)
 		tfab_poll(&f);
-	assert_non_null(to_srd_ep(f.b.ep)->msg_q.unexp);
+	assert_non_null(to_srd_ep(f.b.ep)->srx.msg_q.unexp);
 	assert_int_equal(fi_close(&f.a.ep->fid), 0);
 	f.a.ep = NULL;
 	tfab_recv(&f, dst, MIB, 0, false, &rctx);
