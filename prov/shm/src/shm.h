@@ -146,36 +146,19 @@ struct shm_tx_entry {
 	struct shm_bounce_rx brx;	/* bounce read */
 };
 
-/* A posted receive. */
-struct shm_rx_entry {
-	struct util_rx_entry util;
-	struct iovec iov[SHM_IOV_LIMIT];
-	size_t iov_cnt;
-	uint64_t comp_flags;		/* FI_RECV | FI_MSG or FI_TAGGED */
-};
+_Static_assert(SHM_IOV_LIMIT <= UTIL_SRX_IOV_MAX, "a receive fits util_srx");
 
-/* An unexpected message: the cell's header and payload, copied out. */
+/* An unexpected message: the cell's header and payload, copied out
+ * (size and data in srx). */
 struct shm_unexp {
-	struct util_unexp_entry util;
+	struct util_srx_unexp srx;
 	struct shm_conn *conn;
 	uint16_t op;
 	uint16_t cflags;
 	uint32_t proto;
 	uint32_t len;			/* payload bytes */
-	uint64_t data;
 	uint64_t cookie;
-	uint64_t size;			/* message bytes */
 	uint8_t payload[];
-};
-
-/* Where one arriving message goes: a receive or a multi-recv slice. */
-struct shm_rx_dest {
-	void *context;
-	uint64_t comp_flags;
-	struct iovec iov[SHM_IOV_LIMIT];
-	size_t iov_cnt;
-	size_t cap;			/* bytes the buffers hold */
-	bool want_comp;
 };
 
 /* A large receive in flight: through bounce segments, or a split copy
@@ -192,7 +175,7 @@ struct shm_pull {
 	uint64_t split_mine;		/* our part's bytes */
 	uint64_t split_want;		/* both parts' bytes */
 	struct shm_bounce_rx brx;
-	struct shm_rx_dest dest;
+	struct util_srx_dest dest;
 	uint64_t cookie;
 	uint64_t size;			/* message bytes */
 	uint16_t cflags;
@@ -252,9 +235,7 @@ struct shm_ep {
 	size_t tx_size;
 	struct shm_tx_entry *tx_active;	/* oldest first */
 
-	struct util_match_queue msg_q;
-	struct util_match_queue tag_q;
-	struct util_pool rx_pool;	/* struct shm_rx_entry */
+	struct util_srx srx;		/* posted receives, unexpected ones */
 	struct util_pool unexp_pool;	/* struct shm_unexp + payload */
 	struct util_pool pull_pool;	/* struct shm_pull */
 	struct util_pool ack_pool;	/* struct shm_ack_pending */
@@ -419,14 +400,6 @@ ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 ssize_t shm_inject_post(struct shm_ep *ep, const void *buf, size_t len,
 			fi_addr_t dest, uint64_t tag, uint64_t data,
 			uint64_t flags);
-/* fi_recv and fi_trecv (one buffer). */
-ssize_t shm_recv_post1(struct shm_ep *ep, void *buf, size_t len,
-		       fi_addr_t src, uint64_t tag, uint64_t ignore,
-		       void *context, uint64_t flags);
-ssize_t shm_recv_post(struct shm_ep *ep, const struct iovec *iov,
-		      size_t count, fi_addr_t src, uint64_t tag,
-		      uint64_t ignore, void *context, uint64_t flags);
-ssize_t shm_ep_cancel(fid_t fid, void *context);
 
 /* shm_recv.c: the receive side of messages. */
 int shm_rx_init(struct shm_ep *ep);
@@ -436,14 +409,9 @@ int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
 		      const struct shm_cell_hdr *hdr, const uint8_t *payload);
 void shm_rx_progress(struct shm_ep *ep);
 int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r);
-int shm_rx_deliver(struct shm_ep *ep, const struct shm_rx_dest *dest,
+int shm_rx_deliver(struct shm_ep *ep, const struct util_srx_dest *dest,
 		   const struct shm_msg_info *m);
-void shm_rx_dest_from_entry(struct shm_ep *ep, struct shm_rx_entry *rx,
-			    struct shm_rx_dest *dest);
-void shm_rx_dest_from_mrecv(struct shm_ep *ep, struct util_match_queue *q,
-			    struct shm_rx_entry *rx, uint64_t size,
-			    struct shm_rx_dest *dest, bool *done);
-void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m);
+ssize_t shm_ep_cancel(fid_t fid, void *context);
 void shm_rx_fail_conn(struct shm_ep *ep, struct shm_conn *conn);
 /* ACK toward conn, now or queued; never fails (errors are logged). */
 void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
@@ -455,14 +423,14 @@ void shm_reply_send(struct shm_ep *ep, struct shm_conn *conn, uint16_t op,
 void shm_reply_send_data(struct shm_ep *ep, struct shm_conn *conn,
 			 uint16_t op, uint64_t cookie, int status,
 			 uint64_t tag, uint64_t data);
-struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct shm_rx_dest *dest,
+struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct util_srx_dest *dest,
 			      const struct shm_msg_info *m);
 void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err);
 
 /* shm_split.c: large CMA messages copied by both sides at once. */
 /* 0: the receive completes once the sender's part is in too; -FI_EAGAIN:
  * not split (no reply cell or entry), copy it all here. */
-int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
+int shm_split_start(struct shm_ep *ep, const struct util_srx_dest *dest,
 		    const struct shm_msg_info *m, const struct shm_rts_local *r,
 		    size_t want);
 /* Pushes a sender makes for one send: the CTS of a split, and one more
@@ -470,7 +438,7 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 #define SHM_SPLIT_PUSHES 2
 /* The whole message of an RTS pushed by its sender (we may not read its
  * memory, it may write ours). 0, or -FI_ENOMEM. */
-int shm_split_push_all(struct shm_ep *ep, const struct shm_rx_dest *dest,
+int shm_split_push_all(struct shm_ep *ep, const struct util_srx_dest *dest,
 		       const struct shm_msg_info *m, size_t want);
 /* Send p's CTS (the sender writes bytes [split_mine, split_want) of the
  * message into our buffer). -FI_EAGAIN while its queue is full. */
@@ -478,7 +446,7 @@ int shm_split_send_cts(struct shm_pull *p);
 /* Our read of conn's memory was refused after its probe had allowed it
  * (its ptrace rules changed): no CMA reads of it from now on, and the
  * message of m is pushed whole by its sender. 0, or -FI_ENOMEM. */
-int shm_split_cma_refused(struct shm_ep *ep, const struct shm_rx_dest *dest,
+int shm_split_cma_refused(struct shm_ep *ep, const struct util_srx_dest *dest,
 			  const struct shm_msg_info *m, size_t want);
 void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 			  const struct shm_cell_hdr *hdr,

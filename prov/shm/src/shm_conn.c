@@ -305,7 +305,8 @@ static bool shm_conn_unexp_rts(struct util_match_queue *q,
 	struct util_unexp_entry *u;
 
 	DL_FOREACH(q->unexp, u) {
-		struct shm_unexp *ux = container_of(u, struct shm_unexp, util);
+		struct shm_unexp *ux = container_of(u, struct shm_unexp,
+						    srx.match);
 
 		if (ux->conn == c && ux->op == SHM_OP_RTS)
 			return true;
@@ -336,8 +337,8 @@ static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c)
 	LL_FOREACH(ep->acks, a)
 		if (a->conn == c)
 			return true;
-	if (shm_conn_unexp_rts(&ep->msg_q, c) ||
-	    shm_conn_unexp_rts(&ep->tag_q, c))
+	if (shm_conn_unexp_rts(&ep->srx.msg_q, c) ||
+	    shm_conn_unexp_rts(&ep->srx.tag_q, c))
 		return true;
 	if (!c->peer || c->dead || shm_peer_drained(c->peer))
 		return false;

@@ -69,7 +69,8 @@ static ssize_t shm_ep_rx_size_left(struct fid_ep *ep_fid)
 	ssize_t n;
 
 	util_lock_acquire(&ep->util.lock);
-	n = (ssize_t)(ep->rx_pool.max_objs - ep->rx_pool.in_use);
+	n = (ssize_t)(ep->srx.rx_pool.max_objs -
+		      ep->srx.rx_pool.in_use);
 	util_lock_release(&ep->util.lock);
 	return n;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fi_ops_msg and fi_ops_tagged: argument unpacking only; the work is in
- * shm_send.c and shm_recv_post.c.
+ * shm_send.c and util_srx (receives).
  */
 #include "weft/compat.h"
 
@@ -66,31 +66,23 @@ static ssize_t shm_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 static ssize_t shm_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			    void *desc, fi_addr_t src, void *context)
 {
-	struct shm_ep *ep = to_shm_ep(ep_fid);
-
 	(void)desc;
-	return shm_recv_post1(ep, buf, len, src, 0, 0, context,
-			      ep->util.rx_op_flags);
+	return util_srx_recv(&to_shm_ep(ep_fid)->srx, buf, len, src, context);
 }
 
 static ssize_t shm_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 			     void **desc, size_t count, fi_addr_t src,
 			     void *context)
 {
-	struct shm_ep *ep = to_shm_ep(ep_fid);
-
 	(void)desc;
-	return shm_recv_post(ep, iov, count, src, 0, 0, context,
-			     ep->util.rx_op_flags);
+	return util_srx_recvv(&to_shm_ep(ep_fid)->srx, iov, count, src,
+			      context);
 }
 
 static ssize_t shm_msg_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 			       uint64_t flags)
 {
-	return shm_recv_post(to_shm_ep(ep_fid), msg->msg_iov, msg->iov_count,
-			     msg->addr, 0, 0, msg->context,
-			     flags & ~(FI_TAGGED | FI_PEEK | FI_CLAIM |
-				       FI_DISCARD));
+	return util_srx_recvmsg(&to_shm_ep(ep_fid)->srx, msg, flags);
 }
 
 const struct fi_ops_msg shm_msg_ops = {
@@ -169,30 +161,24 @@ static ssize_t shm_tag_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			    void *desc, fi_addr_t src, uint64_t tag,
 			    uint64_t ignore, void *context)
 {
-	struct shm_ep *ep = to_shm_ep(ep_fid);
-
 	(void)desc;
-	return shm_recv_post1(ep, buf, len, src, tag, ignore, context,
-			      ep->util.rx_op_flags | FI_TAGGED);
+	return util_srx_trecv(&to_shm_ep(ep_fid)->srx, buf, len, src, tag,
+			      ignore, context);
 }
 
 static ssize_t shm_tag_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 			     void **desc, size_t count, fi_addr_t src,
 			     uint64_t tag, uint64_t ignore, void *context)
 {
-	struct shm_ep *ep = to_shm_ep(ep_fid);
-
 	(void)desc;
-	return shm_recv_post(ep, iov, count, src, tag, ignore, context,
-			     ep->util.rx_op_flags | FI_TAGGED);
+	return util_srx_trecvv(&to_shm_ep(ep_fid)->srx, iov, count, src, tag,
+			       ignore, context);
 }
 
 static ssize_t shm_tag_recvmsg(struct fid_ep *ep_fid,
 			       const struct fi_msg_tagged *msg, uint64_t flags)
 {
-	return shm_recv_post(to_shm_ep(ep_fid), msg->msg_iov, msg->iov_count,
-			     msg->addr, msg->tag, msg->ignore, msg->context,
-			     flags | FI_TAGGED);
+	return util_srx_trecvmsg(&to_shm_ep(ep_fid)->srx, msg, flags);
 }
 
 const struct fi_ops_tagged shm_tagged_ops = {

@@ -16,15 +16,61 @@
 /* Bounded retries of an ACK queued behind a full initiator queue. */
 #define SHM_ACK_RETRY_CHECK 0xfffu
 
-int shm_rx_init(struct shm_ep *ep)
+static void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m);
+
+static struct shm_ep *shm_srx_ep(struct util_srx *srx)
 {
-	bool directed = ep->util.caps & FI_DIRECTED_RECV;
+	return container_of(srx, struct shm_ep, srx);
+}
+
+static int shm_srx_deliver(struct util_srx *srx,
+			   const struct util_srx_dest *dest,
+			   struct util_srx_unexp *u)
+{
+	struct shm_ep *ep = shm_srx_ep(srx);
+	struct shm_unexp *ux = container_of(u, struct shm_unexp, srx);
+	struct shm_msg_info m;
 	int ret;
 
-	util_match_queue_init(&ep->msg_q, directed);
-	util_match_queue_init(&ep->tag_q, directed);
-	ret = util_pool_init(&ep->rx_pool, sizeof(struct shm_rx_entry), 0, 64,
-			     64, shm_env.rx_size, NULL, NULL);
+	shm_unexp_info(ux, &m);
+	ret = shm_rx_deliver(ep, dest, &m);
+	util_pool_put(&ep->unexp_pool, ux);
+	return ret;
+}
+
+/* A discarded large message still owes its sender an ACK. */
+static void shm_srx_discard(struct util_srx *srx, struct util_srx_unexp *u)
+{
+	struct shm_ep *ep = shm_srx_ep(srx);
+	struct shm_unexp *ux = container_of(u, struct shm_unexp, srx);
+
+	if (ux->op == SHM_OP_RTS)
+		shm_ack_send(ep, ux->conn, ux->cookie, 0);
+	util_pool_put(&ep->unexp_pool, ux);
+}
+
+/* Unexpected entries hold nothing outside unexp_pool, freed whole. */
+static const struct util_srx_ops shm_srx_ops = {
+	.deliver = shm_srx_deliver,
+	.discard = shm_srx_discard,
+};
+
+ssize_t shm_ep_cancel(fid_t fid, void *context)
+{
+	struct shm_ep *ep = container_of(fid, struct shm_ep, util.ep_fid.fid);
+
+	return util_srx_cancel(&ep->srx, context);
+}
+
+int shm_rx_init(struct shm_ep *ep)
+{
+	struct util_srx_attr attr = {
+		.prov = &shm_prov, .ops = &shm_srx_ops,
+		.rx_size = shm_env.rx_size, .iov_limit = SHM_IOV_LIMIT,
+	};
+	int ret;
+
+	ret = util_srx_init(&ep->srx, &ep->util, &attr);
 	if (ret)
 		return ret;
 	ret = util_pool_init(&ep->unexp_pool,
@@ -47,7 +93,7 @@ err_pull_pool:
 err_unexp_pool:
 	util_pool_fini(&ep->unexp_pool);
 err_rx_pool:
-	util_pool_fini(&ep->rx_pool);
+	util_srx_fini(&ep->srx);
 	return ret;
 }
 
@@ -55,8 +101,8 @@ void shm_rx_fini(struct shm_ep *ep)
 {
 	util_pool_fini(&ep->ack_pool);
 	util_pool_fini(&ep->pull_pool);
+	util_srx_fini(&ep->srx);
 	util_pool_fini(&ep->unexp_pool);
-	util_pool_fini(&ep->rx_pool);
 }
 
 static void shm_reply_fill(struct shm_cell *cell, uint16_t op,
@@ -168,41 +214,31 @@ int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r)
 	return 0;
 }
 
-/* The completion of message m into a buffer of cap bytes at buf. */
+/* Message m as util_srx reports it. */
 static inline __attribute__((always_inline)) void
-shm_rx_complete_buf(struct shm_ep *ep, void *context, uint64_t comp_flags,
-		    void *buf, size_t cap, bool want_comp,
-		    const struct shm_msg_info *m, int err)
+shm_rx_msg(const struct shm_msg_info *m, struct util_srx_msg *msg)
 {
-	size_t len = m->size < cap ? m->size : cap;
-	uint64_t flags = comp_flags |
-			 ((m->cflags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0);
-
-	if (!err && m->size > cap)
-		err = FI_ETRUNC;
-	if (WEFT_UNLIKELY(err)) {
-		util_ep_rx_err(&ep->util, context, flags, err, 0, buf, len,
-			       err == FI_ETRUNC ? m->size - cap : 0, m->data,
-			       m->tag, m->src);
-		util_ep_cntr_inc_err(&ep->util, UTIL_CNTR_RECV);
-		return;
-	}
-	if (want_comp)
-		util_ep_rx_comp(&ep->util, context, flags, len, buf, m->data,
-				m->tag, m->src);
-	util_ep_cntr_inc(&ep->util, UTIL_CNTR_RECV);
+	msg->src = m->src;
+	msg->tag = m->tag;
+	msg->size = m->size;
+	msg->data = m->data;
+	msg->flags = (m->cflags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0;
+	msg->peer = m->conn;
 }
 
-static void shm_rx_complete(struct shm_ep *ep, const struct shm_rx_dest *dest,
+static void shm_rx_complete(struct shm_ep *ep,
+			    const struct util_srx_dest *dest,
 			    const struct shm_msg_info *m, int err)
 {
-	shm_rx_complete_buf(ep, dest->context, dest->comp_flags,
-			    dest->iov_cnt ? dest->iov[0].iov_base : NULL,
-			    dest->cap, dest->want_comp, m, err);
+	struct util_srx_msg msg;
+
+	shm_rx_msg(m, &msg);
+	util_srx_complete(&ep->srx, dest, &msg,
+			  m->size < dest->cap ? m->size : dest->cap, err, 0);
 }
 
 /* A pull entry for message m into dest (not on ep->pulls yet). */
-struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct shm_rx_dest *dest,
+struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct util_srx_dest *dest,
 			      const struct shm_msg_info *m)
 {
 	struct shm_pull *p = util_pool_get(&ep->pull_pool);
@@ -225,7 +261,7 @@ struct shm_pull *shm_pull_new(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	return p;
 }
 
-static int shm_rx_start_pull(struct shm_ep *ep, const struct shm_rx_dest *dest,
+static int shm_rx_start_pull(struct shm_ep *ep, const struct util_srx_dest *dest,
 			     const struct shm_msg_info *m,
 			     const struct shm_rts_local *r)
 {
@@ -235,7 +271,7 @@ static int shm_rx_start_pull(struct shm_ep *ep, const struct shm_rx_dest *dest,
 		return -FI_EAGAIN;
 	memset(&p->brx, 0, sizeof(p->brx));
 	p->brx.iov = p->dest.iov;
-	p->brx.iov_count = p->dest.iov_cnt;
+	p->brx.iov_count = p->dest.iov_count;
 	p->brx.total = r->total;
 	p->brx.xfer_id = r->xfer_id;
 	DL_APPEND(ep->pulls, p);
@@ -251,7 +287,7 @@ int shm_cma_status(ssize_t n, size_t want)
 	return FI_EIO;
 }
 
-static int shm_rx_deliver_rts(struct shm_ep *ep, const struct shm_rx_dest *dest,
+static int shm_rx_deliver_rts(struct shm_ep *ep, const struct util_srx_dest *dest,
 			      const struct shm_msg_info *m)
 {
 	struct shm_rts_local r;
@@ -278,7 +314,7 @@ static int shm_rx_deliver_rts(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	if (shm_env.split_size && want >= shm_env.split_size &&
 	    !shm_split_start(ep, dest, m, &r, want))
 		return 0;
-	n = want ? shm_cma_read(m->conn->peer->pid, dest->iov, dest->iov_cnt,
+	n = want ? shm_cma_read(m->conn->peer->pid, dest->iov, dest->iov_count,
 				r.iov, r.iov_cnt) : 0;
 	if (WEFT_UNLIKELY(n == -FI_EPERM) &&
 	    !shm_split_cma_refused(ep, dest, m, want))
@@ -289,104 +325,70 @@ static int shm_rx_deliver_rts(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	return 0;
 }
 
-int shm_rx_deliver(struct shm_ep *ep, const struct shm_rx_dest *dest,
+int shm_rx_deliver(struct shm_ep *ep, const struct util_srx_dest *dest,
 		   const struct shm_msg_info *m)
 {
 	if (m->op == SHM_OP_RTS)
 		return shm_rx_deliver_rts(ep, dest, m);
-	util_iov_copy_to(dest->iov, dest->iov_cnt, 0, m->payload,
+	util_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload,
 			m->size < dest->cap ? m->size : dest->cap);
 	shm_rx_complete(ep, dest, m, 0);
 	return 0;
 }
 
-void shm_rx_dest_from_entry(struct shm_ep *ep, struct shm_rx_entry *rx,
-			    struct shm_rx_dest *dest)
-{
-	dest->context = rx->util.context;
-	dest->comp_flags = rx->comp_flags;
-	dest->iov_cnt = rx->iov_cnt;
-	memcpy(dest->iov, rx->iov, rx->iov_cnt * sizeof(rx->iov[0]));
-	dest->cap = util_iov_total(rx->iov, rx->iov_cnt);
-	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags);
-}
-
-/* A multi-recv buffer's next slice; *done when the buffer is released. */
-void shm_rx_dest_from_mrecv(struct shm_ep *ep, struct util_match_queue *q,
-			    struct shm_rx_entry *rx, uint64_t size,
-			    struct shm_rx_dest *dest, bool *done)
-{
-	size_t avail;
-	void *buf = util_match_mrecv_take(q, &rx->util, size,
-					  ep->util.min_multi_recv, &avail,
-					  done);
-
-	dest->context = rx->util.context;
-	dest->comp_flags = rx->comp_flags | (*done ? FI_MULTI_RECV : 0);
-	dest->iov[0].iov_base = buf;
-	dest->iov[0].iov_len = avail;
-	dest->iov_cnt = 1;
-	dest->cap = avail;
-	dest->want_comp = util_ep_rx_wants_comp(&ep->util, rx->util.flags) ||
-			  *done;
-}
-
-static int shm_rx_queue_unexp(struct shm_ep *ep, struct util_match_queue *q,
+static int shm_rx_queue_unexp(struct shm_ep *ep, bool tagged,
 			      const struct shm_msg_info *m)
 {
 	struct shm_unexp *ux = util_pool_get(&ep->unexp_pool);
 
 	if (!ux)
 		return -FI_EAGAIN;
-	ux->util.src = m->src;
-	ux->util.tag = m->tag;
-	ux->util.claim_context = NULL;
+	util_srx_unexp_init(&ux->srx, m->src, m->tag, m->size, m->data,
+			    (m->cflags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0);
 	ux->conn = m->conn;
 	ux->op = m->op;
 	ux->cflags = m->cflags;
 	ux->proto = m->proto;
 	ux->len = m->len;
-	ux->size = m->size;
-	ux->data = m->data;
 	ux->cookie = m->cookie;
 	memcpy(ux->payload, m->payload, m->len);
-	util_match_add_unexp(q, &ux->util);
+	util_srx_add_unexp(&ep->srx, tagged, &ux->srx);
 	return 0;
 }
 
-void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m)
+static void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m)
 {
 	m->conn = ux->conn;
 	m->op = ux->op;
 	m->cflags = ux->cflags;
 	m->proto = ux->proto;
 	m->len = ux->len;
-	m->size = ux->size;
-	m->data = ux->data;
-	m->tag = ux->util.tag;
+	m->size = ux->srx.size;
+	m->data = ux->srx.data;
+	m->tag = ux->srx.match.tag;
 	m->cookie = ux->cookie;
-	m->src = ux->util.src;
+	m->src = ux->srx.match.src;
 	m->payload = ux->payload;
 }
 
 /* The common case: an inline message into a posted one-buffer receive,
- * straight from the cell (no shm_rx_dest to fill, no iov walk). */
+ * straight from the cell (no util_srx_dest to fill, no iov walk). */
 static inline __attribute__((always_inline)) void
-shm_rx_deliver_inline1(struct shm_ep *ep, struct shm_rx_entry *rx,
-		       const struct shm_msg_info *m)
+shm_rx_deliver_inline1(struct shm_ep *ep, struct util_srx_entry *e,
+		       const struct util_srx_msg *msg, const uint8_t *payload)
 {
-	size_t cap = rx->iov[0].iov_len;
-	size_t len = m->size < cap ? m->size : cap;
+	size_t cap = e->iov[0].iov_len;
+	size_t len = msg->size < cap ? msg->size : cap;
 
 	if (len <= SHM_CELL_LINE0_PAYLOAD)
-		shm_copy_small(rx->iov[0].iov_base, m->payload, len);
+		shm_copy_small(e->iov[0].iov_base, payload, len);
 	else
-		memcpy(rx->iov[0].iov_base, m->payload, len);
-	shm_rx_complete_buf(ep, rx->util.context, rx->comp_flags,
-			    rx->iov[0].iov_base, cap,
-			    util_ep_rx_wants_comp(&ep->util, rx->util.flags),
-			    m, 0);
-	util_pool_put(&ep->rx_pool, rx);
+		memcpy(e->iov[0].iov_base, payload, len);
+	util_srx_report(&ep->srx, e->match.context, e->comp_flags,
+			e->iov[0].iov_base, cap,
+			util_ep_rx_wants_comp(&ep->util, e->match.flags), msg,
+			len, 0, 0);
+	util_srx_entry_put(&ep->srx, e);
 }
 
 /* The commonest case of all, tried before the general path: an inline
@@ -400,61 +402,45 @@ static bool shm_rx_fast_send(struct shm_ep *ep, struct shm_conn *conn,
 			     const uint8_t *payload)
 {
 	bool tagged = hdr->flags & SHM_F_TAGGED;
-	struct util_match_queue *q = tagged ? &ep->tag_q : &ep->msg_q;
-	struct util_rx_entry *urx = q->posted;
-	struct shm_msg_info m;
-	struct shm_rx_entry *rx;
+	struct util_srx_msg msg;
+	struct util_srx_entry *e;
 
-	m.tag = tagged ? hdr->tag : 0;
-	if (!urx || (urx->flags & FI_MULTI_RECV) ||
-	    ((m.tag ^ urx->tag) & ~urx->ignore) ||
-	    (q->directed && urx->src != FI_ADDR_UNSPEC))
+	msg.tag = tagged ? hdr->tag : 0;
+	e = util_srx_first1(&ep->srx, tagged, msg.tag);
+	if (!e || conn->rma_busy)
 		return false;
-	rx = container_of(urx, struct shm_rx_entry, util);
-	if (rx->iov_cnt != 1 || conn->rma_busy)
-		return false;
-	util_match_remove_rx(q, urx);
-	m.cflags = hdr->flags;
-	m.size = hdr->len;
-	m.data = hdr->data;
-	m.payload = payload;
-	m.src = (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
-		shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
-	shm_rx_deliver_inline1(ep, rx, &m);
+	util_srx_take_first(&ep->srx, tagged, e);
+	msg.size = hdr->len;
+	msg.data = hdr->data;
+	msg.flags = (hdr->flags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0;
+	msg.src = (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
+		  shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
+	shm_rx_deliver_inline1(ep, e, &msg, payload);
 	return true;
 }
 
 /* Deliver to a receive that was posted before the message arrived. */
-static int shm_rx_deliver_posted(struct shm_ep *ep, struct util_match_queue *q,
-				 struct util_rx_entry *urx,
+static int shm_rx_deliver_posted(struct shm_ep *ep, struct util_srx_entry *e,
 				 const struct shm_msg_info *m)
 {
-	struct shm_rx_entry *rx = container_of(urx, struct shm_rx_entry, util);
-	struct shm_rx_dest dest;
-	bool done = true;
-	int ret;
+	struct util_srx_dest dest;
+	struct util_srx_msg msg;
 
-	if (WEFT_LIKELY(m->op == SHM_OP_SEND && rx->iov_cnt == 1 &&
-			!(urx->flags & FI_MULTI_RECV))) {
-		shm_rx_deliver_inline1(ep, rx, m);
+	if (WEFT_LIKELY(m->op == SHM_OP_SEND && e->iov_count == 1 &&
+			!(e->match.flags & FI_MULTI_RECV))) {
+		shm_rx_msg(m, &msg);
+		shm_rx_deliver_inline1(ep, e, &msg, m->payload);
 		return 0;
 	}
-	if (urx->flags & FI_MULTI_RECV)
-		shm_rx_dest_from_mrecv(ep, q, rx, m->size, &dest, &done);
-	else
-		shm_rx_dest_from_entry(ep, rx, &dest);
-	ret = shm_rx_deliver(ep, &dest, m);
-	if (done)
-		util_pool_put(&ep->rx_pool, rx);
-	return ret;
+	util_srx_dest(&ep->srx, e, m->size, &dest);
+	return shm_rx_deliver(ep, &dest, m);
 }
 
 static int __attribute__((noinline))
 shm_rx_handle_msg_any(struct shm_ep *ep, struct shm_conn *conn,
 		      const struct shm_cell_hdr *hdr, const uint8_t *payload)
 {
-	struct util_match_queue *q = (hdr->flags & SHM_F_TAGGED) ?
-				     &ep->tag_q : &ep->msg_q;
+	bool tagged = hdr->flags & SHM_F_TAGGED;
 	struct shm_msg_info m = {
 		.conn = conn, .op = hdr->op, .cflags = hdr->flags,
 		.proto = hdr->proto, .len = hdr->len, .size = hdr->len,
@@ -463,7 +449,7 @@ shm_rx_handle_msg_any(struct shm_ep *ep, struct shm_conn *conn,
 		.cookie = hdr->cookie, .payload = payload,
 	};
 	struct shm_rts_local r;
-	struct util_rx_entry *urx;
+	struct util_srx_entry *e;
 
 	/* Sends after a bounce RMA of this peer wait for it (FI_ORDER_SAW). */
 	if (WEFT_UNLIKELY(conn->rma_busy))
@@ -477,10 +463,10 @@ shm_rx_handle_msg_any(struct shm_ep *ep, struct shm_conn *conn,
 	}
 	m.src = (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
 		shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
-	urx = util_match_rx(q, m.src, m.tag);
-	if (!urx)
-		return shm_rx_queue_unexp(ep, q, &m);
-	return shm_rx_deliver_posted(ep, q, urx, &m);
+	e = util_srx_match(&ep->srx, tagged, m.src, m.tag);
+	if (!e)
+		return shm_rx_queue_unexp(ep, tagged, &m);
+	return shm_rx_deliver_posted(ep, e, &m);
 }
 
 int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,

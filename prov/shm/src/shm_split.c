@@ -66,7 +66,7 @@ int shm_split_send_cts(struct shm_pull *p)
 	cell = shm_peer_reserve(p->conn->peer);
 	if (!cell)
 		return -FI_EAGAIN;
-	cnt = util_iov_slice(p->dest.iov, p->dest.iov_cnt, p->split_mine,
+	cnt = util_iov_slice(p->dest.iov, p->dest.iov_count, p->split_mine,
 			    p->split_want - p->split_mine, theirs);
 	cts = (struct shm_cts *)cell->payload;
 	cts->off = p->split_mine;
@@ -103,7 +103,7 @@ static void shm_split_cma_lost(struct shm_conn *conn)
 
 /* A split pull of want bytes of which we copy mine (not on ep->pulls). */
 static struct shm_pull *shm_split_new(struct shm_ep *ep,
-				      const struct shm_rx_dest *dest,
+				      const struct util_srx_dest *dest,
 				      const struct shm_msg_info *m,
 				      size_t want, size_t mine)
 {
@@ -119,7 +119,7 @@ static struct shm_pull *shm_split_new(struct shm_ep *ep,
 	return p;
 }
 
-int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
+int shm_split_start(struct shm_ep *ep, const struct util_srx_dest *dest,
 		    const struct shm_msg_info *m, const struct shm_rts_local *r,
 		    size_t want)
 {
@@ -141,7 +141,7 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	DL_APPEND(ep->pulls, p);
 
 	/* Our part, while the sender pushes its part. */
-	cnt = util_iov_slice(p->dest.iov, p->dest.iov_cnt, 0, half, mine);
+	cnt = util_iov_slice(p->dest.iov, p->dest.iov_count, 0, half, mine);
 	p->split_t0 = util_time_ns();
 	n = shm_cma_read(m->conn->peer->pid, mine, cnt, r->iov, r->iov_cnt);
 	p->split_t1 = util_time_ns();
@@ -155,7 +155,7 @@ int shm_split_start(struct shm_ep *ep, const struct shm_rx_dest *dest,
 	return 0;
 }
 
-int shm_split_cma_refused(struct shm_ep *ep, const struct shm_rx_dest *dest,
+int shm_split_cma_refused(struct shm_ep *ep, const struct util_srx_dest *dest,
 			  const struct shm_msg_info *m, size_t want)
 {
 	shm_split_cma_lost(m->conn);
@@ -167,7 +167,7 @@ int shm_split_cma_refused(struct shm_ep *ep, const struct shm_rx_dest *dest,
  * cannot read it: a split with no part of ours, so the sender writes the
  * whole message. A full queue toward it only delays the CTS (progress
  * retries it); the receive is already matched and cannot be undone. */
-int shm_split_push_all(struct shm_ep *ep, const struct shm_rx_dest *dest,
+int shm_split_push_all(struct shm_ep *ep, const struct util_srx_dest *dest,
 		       const struct shm_msg_info *m, size_t want)
 {
 	struct shm_pull *p = shm_split_new(ep, dest, m, want, 0);
