@@ -115,21 +115,21 @@ static void util_srx_dest_iov(struct util_srx *srx, const struct iovec *iov,
 /* ---- completions ------------------------------------------------------ */
 
 void util_srx_report_err(struct util_srx *srx, void *context, uint64_t flags,
-			 void *buf, size_t cap, const struct util_srx_msg *m,
+			 void *buf, size_t cap, struct util_srx_msg m,
 			 size_t len, int err, int prov_errno)
 {
 	struct fi_cq_err_entry e = {
 		.op_context = context, .flags = flags, .len = len,
-		.buf = buf, .data = m->data, .tag = m->tag,
+		.buf = buf, .data = m.data, .tag = m.tag,
 		.err = err ? err : FI_ETRUNC, .prov_errno = prov_errno,
 	};
 
 	if (e.err == FI_ETRUNC)
-		e.olen = m->size - cap;
+		e.olen = m.size - cap;
 	if (srx->ops->write_err)
-		srx->ops->write_err(srx, &e, m);
+		srx->ops->write_err(srx, &e, &m);
 	else if (srx->ep->rx_cq)
-		util_cq_write_err(srx->ep->rx_cq, &e, m->src);
+		util_cq_write_err(srx->ep->rx_cq, &e, m.src);
 	util_ep_cntr_inc_err(srx->ep, UTIL_CNTR_RECV);
 }
 
@@ -157,7 +157,7 @@ void util_srx_complete(struct util_srx *srx, const struct util_srx_dest *dest,
 		flags |= FI_MULTI_RECV;
 		want_comp = true;
 	}
-	util_srx_report(srx, dest->context, flags,
+	util_srx_report(srx, srx->ep, dest->context, flags,
 			dest->iov_count ? dest->iov[0].iov_base : NULL,
 			dest->cap, want_comp, m, len, err, prov_errno);
 }

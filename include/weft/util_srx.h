@@ -367,29 +367,33 @@ static inline void util_srx_add_unexp(struct util_srx *srx, bool tagged,
 
 /* ---- completions (ep->lock held) ---------------------------------------- */
 
+/* m by value: the inline fast path below then keeps its message in
+ * registers, and builds it in memory only on this cold path. */
 void util_srx_report_err(struct util_srx *srx, void *context, uint64_t flags,
-			 void *buf, size_t cap, const struct util_srx_msg *m,
+			 void *buf, size_t cap, struct util_srx_msg m,
 			 size_t len, int err, int prov_errno);
 
 /* The completion of message m into one receive of cap bytes at buf, len
  * bytes landed; err a positive FI_E* or 0 (m->size > cap turns 0 into
  * FI_ETRUNC). Inline for the fast path that took a whole entry;
- * everything else calls util_srx_complete. */
-static inline void util_srx_report(struct util_srx *srx, void *context,
-				   uint64_t flags, void *buf, size_t cap,
-				   bool want_comp, const struct util_srx_msg *m,
-				   size_t len, int err, int prov_errno)
+ * everything else calls util_srx_complete. ep is srx->ep, given by a
+ * caller that has it at hand (one load less on the fast path). */
+static inline __attribute__((always_inline)) void
+util_srx_report(struct util_srx *srx, struct util_ep *ep, void *context,
+		uint64_t flags, void *buf, size_t cap, bool want_comp,
+		const struct util_srx_msg *m, size_t len, int err,
+		int prov_errno)
 {
 	flags |= m->flags;
 	if (WEFT_UNLIKELY(err || m->size > cap)) {
-		util_srx_report_err(srx, context, flags, buf, cap, m, len, err,
-				    prov_errno);
+		util_srx_report_err(srx, context, flags, buf, cap, *m, len,
+				    err, prov_errno);
 		return;
 	}
 	if (want_comp)
-		util_ep_rx_comp(srx->ep, context, flags, len, buf, m->data,
-				m->tag, m->src);
-	util_ep_cntr_inc(srx->ep, UTIL_CNTR_RECV);
+		util_ep_rx_comp(ep, context, flags, len, buf, m->data, m->tag,
+				m->src);
+	util_ep_cntr_inc(ep, UTIL_CNTR_RECV);
 }
 
 /* The completion of message m into dest (exactly once per dest): len bytes

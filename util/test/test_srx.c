@@ -645,7 +645,7 @@ static void test_srx_fast_path(void **state)
 	assert_non_null(e);
 	assert_ptr_equal(e->iov[0].iov_base, a);
 	util_srx_take_first(&T.srx, false, e);
-	util_srx_report(&T.srx, e->match.context, e->comp_flags,
+	util_srx_report(&T.srx, &T.ep, e->match.context, e->comp_flags,
 			e->iov[0].iov_base, e->iov[0].iov_len, true, &m, 8, 0,
 			0);
 	util_srx_entry_put(&T.srx, e);

@@ -384,7 +384,7 @@ shm_rx_deliver_inline1(struct shm_ep *ep, struct util_srx_entry *e,
 		shm_copy_small(e->iov[0].iov_base, payload, len);
 	else
 		memcpy(e->iov[0].iov_base, payload, len);
-	util_srx_report(&ep->srx, e->match.context, e->comp_flags,
+	util_srx_report(&ep->srx, &ep->util, e->match.context, e->comp_flags,
 			e->iov[0].iov_base, cap,
 			util_ep_rx_wants_comp(&ep->util, e->match.flags), msg,
 			len, 0, 0);
@@ -415,6 +415,7 @@ static bool shm_rx_fast_send(struct shm_ep *ep, struct shm_conn *conn,
 	msg.flags = (hdr->flags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0;
 	msg.src = (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
 		  shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
+	msg.peer = conn;
 	shm_rx_deliver_inline1(ep, e, &msg, payload);
 	return true;
 }
