@@ -59,9 +59,8 @@ void util_srx_fini(struct util_srx *srx)
 
 /* ---- where a message lands ------------------------------------------- */
 
-static void util_srx_dest_mrecv(struct util_srx *srx,
-				struct util_srx_entry *e, uint64_t size,
-				struct util_srx_dest *dest)
+void util_srx_dest_mrecv(struct util_srx *srx, struct util_srx_entry *e,
+			 uint64_t size, struct util_srx_dest *dest)
 {
 	struct util_match_queue *q =
 		util_srx_queue(srx, e->comp_flags & FI_TAGGED);
@@ -78,24 +77,6 @@ static void util_srx_dest_mrecv(struct util_srx *srx,
 	dest->iov[0].iov_base = buf;
 	dest->iov[0].iov_len = avail;
 	dest->cap = avail;
-}
-
-void util_srx_dest(struct util_srx *srx, struct util_srx_entry *e,
-		   uint64_t size, struct util_srx_dest *dest)
-{
-	dest->context = e->match.context;
-	dest->comp_flags = e->comp_flags;
-	dest->want_comp = util_ep_rx_wants_comp(srx->ep, e->match.flags);
-	dest->discard = false;
-	if (e->match.flags & FI_MULTI_RECV) {
-		util_srx_dest_mrecv(srx, e, size, dest);
-		return;
-	}
-	dest->mrecv = NULL;
-	dest->iov_count = e->iov_count;
-	memcpy(dest->iov, e->iov, e->iov_count * sizeof(e->iov[0]));
-	dest->cap = util_iov_total(e->iov, e->iov_count);
-	util_srx_entry_put(srx, e);
 }
 
 static void util_srx_dest_iov(struct util_srx *srx, const struct iovec *iov,
@@ -135,31 +116,12 @@ void util_srx_report_err(struct util_srx *srx, void *context, uint64_t flags,
 
 /* A slice of multi-recv buffer e completes: whether it was the last one of
  * a released buffer (then e is back in the pool). */
-static bool util_srx_mrecv_done(struct util_srx *srx,
-				struct util_srx_entry *e)
+bool util_srx_mrecv_done(struct util_srx *srx, struct util_srx_entry *e)
 {
 	if (--e->mrecv_inflight || !e->mrecv_released)
 		return false;
 	util_srx_entry_put(srx, e);
 	return true;
-}
-
-void util_srx_complete(struct util_srx *srx, const struct util_srx_dest *dest,
-		       const struct util_srx_msg *m, size_t len, int err,
-		       int prov_errno)
-{
-	uint64_t flags = dest->comp_flags;
-	bool want_comp = dest->want_comp;
-
-	if (dest->discard)
-		return;
-	if (dest->mrecv && util_srx_mrecv_done(srx, dest->mrecv)) {
-		flags |= FI_MULTI_RECV;
-		want_comp = true;
-	}
-	util_srx_report(srx, srx->ep, dest->context, flags,
-			dest->iov_count ? dest->iov[0].iov_base : NULL,
-			dest->cap, want_comp, m, len, err, prov_errno);
 }
 
 /* ---- posting ------------------------------------------------------------ */

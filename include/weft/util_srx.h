@@ -205,10 +205,9 @@ static inline void util_srx_entry_queue(struct util_match_queue *q,
  * before its message, skips util_srx_post's iov checks, flag dispatch
  * and unexpected-queue search (it sits on every round trip's critical
  * path, between one message's completion and the next send). */
-static inline ssize_t util_srx_post1(struct util_srx *srx, void *buf,
-				     size_t len, fi_addr_t src, uint64_t tag,
-				     uint64_t ignore, void *context,
-				     uint64_t flags)
+static inline __attribute__((always_inline)) ssize_t
+util_srx_post1(struct util_srx *srx, void *buf, size_t len, fi_addr_t src,
+	       uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct util_match_queue *q = util_srx_queue(srx, flags & FI_TAGGED);
@@ -338,12 +337,37 @@ static inline void util_srx_entry_put(struct util_srx *srx,
 	util_pool_put(&srx->rx_pool, e);
 }
 
+void util_srx_dest_mrecv(struct util_srx *srx, struct util_srx_entry *e,
+			 uint64_t size, struct util_srx_dest *dest);
+
 /* Where a message of size bytes lands in matched receive e: its buffers,
  * or the next slice of a multi-recv buffer (which leaves the queue once
  * less than FI_OPT_MIN_MULTI_RECV is left). e goes back to the pool,
- * except a multi-recv buffer with slices still to complete. */
-void util_srx_dest(struct util_srx *srx, struct util_srx_entry *e,
-		   uint64_t size, struct util_srx_dest *dest);
+ * except a multi-recv buffer with slices still to complete. Inline: it
+ * is on every matched message's path. */
+static inline void util_srx_dest(struct util_srx *srx,
+				 struct util_srx_entry *e, uint64_t size,
+				 struct util_srx_dest *dest)
+{
+	size_t i;
+
+	dest->context = e->match.context;
+	dest->comp_flags = e->comp_flags;
+	dest->want_comp = util_ep_rx_wants_comp(srx->ep, e->match.flags);
+	dest->discard = false;
+	if (WEFT_UNLIKELY(e->match.flags & FI_MULTI_RECV)) {
+		util_srx_dest_mrecv(srx, e, size, dest);
+		return;
+	}
+	dest->mrecv = NULL;
+	dest->iov_count = e->iov_count;
+	dest->cap = 0;
+	for (i = 0; i < e->iov_count; i++) {	/* mostly 1: no memcpy */
+		dest->iov[i] = e->iov[i];
+		dest->cap += e->iov[i].iov_len;
+	}
+	util_srx_entry_put(srx, e);
+}
 
 static inline void util_srx_unexp_init(struct util_srx_unexp *ux,
 				       fi_addr_t src, uint64_t tag,
@@ -396,12 +420,31 @@ util_srx_report(struct util_srx *srx, struct util_ep *ep, void *context,
 	util_ep_cntr_inc(ep, UTIL_CNTR_RECV);
 }
 
+/* A multi-recv slice completes: whether it was its buffer's last. */
+bool util_srx_mrecv_done(struct util_srx *srx, struct util_srx_entry *e);
+
 /* The completion of message m into dest (exactly once per dest): len bytes
  * landed, err as for util_srx_report. Nothing for a discard dest. Reports
  * a multi-recv buffer's release (FI_MULTI_RECV) when this was its last
- * slice. */
-void util_srx_complete(struct util_srx *srx, const struct util_srx_dest *dest,
-		       const struct util_srx_msg *m, size_t len, int err,
-		       int prov_errno);
+ * slice. Inline: every message ends here. */
+static inline void util_srx_complete(struct util_srx *srx,
+				     const struct util_srx_dest *dest,
+				     const struct util_srx_msg *m, size_t len,
+				     int err, int prov_errno)
+{
+	uint64_t flags = dest->comp_flags;
+	bool want_comp = dest->want_comp;
+
+	if (dest->discard)
+		return;
+	if (WEFT_UNLIKELY(dest->mrecv != NULL) &&
+	    util_srx_mrecv_done(srx, dest->mrecv)) {
+		flags |= FI_MULTI_RECV;
+		want_comp = true;
+	}
+	util_srx_report(srx, srx->ep, dest->context, flags,
+			dest->iov_count ? dest->iov[0].iov_base : NULL,
+			dest->cap, want_comp, m, len, err, prov_errno);
+}
 
 #endif /* WEFT_UTIL_SRX_H */
