@@ -38,8 +38,8 @@ int util_ep_init(struct util_ep *ep, struct util_domain *domain,
 	ep->domain = domain;
 	ep->type = info->ep_attr->type;
 	ep->caps = info->caps;
-	ep->tx_op_flags = info->tx_attr->op_flags;
-	ep->rx_op_flags = info->rx_attr->op_flags;
+	ep->tx_op_flags = util_ep_user_flags(info->tx_attr->op_flags);
+	ep->rx_op_flags = util_ep_user_flags(info->rx_attr->op_flags);
 	ep->msg_order = info->tx_attr->msg_order;
 	ep->inject_size = info->tx_attr->inject_size;
 	ep->progress = progress;
@@ -304,7 +304,8 @@ static int util_ep_opsflag(struct util_ep *ep, uint64_t *arg, bool set)
 		return -FI_EINVAL;
 	}
 	if (set)
-		*target = *arg & ~(uint64_t)(FI_TRANSMIT | FI_RECV);
+		*target = util_ep_user_flags(*arg) &
+			  ~(uint64_t)(FI_TRANSMIT | FI_RECV);
 	else
 		*arg = *target;
 	return 0;

@@ -116,13 +116,30 @@ int util_ep_atomic_compwritevalid(struct fid_ep *ep,
 				  enum fi_datatype datatype, enum fi_op op,
 				  size_t *count);
 
+/*
+ * Op flag the fi_inject* calls (fi_inject, fi_tinject, fi_injectdata,
+ * fi_inject_write, fi_inject_atomic...) post with: they never produce a
+ * completion. FI_INJECT alone, as a flag of the *msg calls or in the tx
+ * op_flags, only lets the caller reuse its buffer at return; such an op
+ * completes like any other (fi_msg(3), fi_rma(3)). Not a libfabric flag
+ * (libfabric 1.17 leaves bit 63 of the op flags unused); flags that come
+ * from the application go through util_ep_user_flags, which clears it.
+ */
+#define UTIL_OP_NO_COMP (1ULL << 63)
+
+static inline uint64_t util_ep_user_flags(uint64_t flags)
+{
+	return flags & ~UTIL_OP_NO_COMP;
+}
+
 /* Whether a successful op posted with these op flags (the *msg flags, or
- * ep->tx_op_flags for the short calls) produces a CQ entry. Inject ops
- * never do: don't call this for them. */
+ * ep->tx_op_flags for the short calls, or UTIL_OP_NO_COMP for the inject
+ * calls) produces a CQ entry. */
 static inline bool util_ep_tx_wants_comp(const struct util_ep *ep,
 					 uint64_t flags)
 {
-	return ep->tx_cq && (!ep->tx_selective || (flags & FI_COMPLETION));
+	return !(flags & UTIL_OP_NO_COMP) && ep->tx_cq &&
+	       (!ep->tx_selective || (flags & FI_COMPLETION));
 }
 
 static inline bool util_ep_rx_wants_comp(const struct util_ep *ep,

@@ -210,6 +210,13 @@ static void test_ep_bind_and_enable(void **state)
 	assert_false(util_ep_tx_wants_comp(&ep->util, 0));
 	assert_true(util_ep_tx_wants_comp(&ep->util, FI_COMPLETION));
 	assert_true(util_ep_rx_wants_comp(&ep->util, 0));
+	/* FI_INJECT as a flag completes; only the inject calls do not */
+	assert_true(util_ep_tx_wants_comp(&ep->util,
+					  FI_INJECT | FI_COMPLETION));
+	assert_false(util_ep_tx_wants_comp(&ep->util, FI_INJECT |
+					   FI_COMPLETION | UTIL_OP_NO_COMP));
+	assert_int_equal(util_ep_user_flags(FI_INJECT | UTIL_OP_NO_COMP),
+			 FI_INJECT);
 
 	/* completion and error helpers land in the right CQ */
 	struct fi_cq_tagged_entry ent;

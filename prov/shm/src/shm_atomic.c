@@ -113,8 +113,7 @@ static ssize_t shm_amo_post_locked(struct shm_ep *ep, struct shm_conn *conn,
 			 (a->kind == UTIL_ATOMIC_WRITE ? FI_WRITE : FI_READ);
 	tx->cntr = a->kind == UTIL_ATOMIC_WRITE ? UTIL_CNTR_WRITE :
 						  UTIL_CNTR_READ;
-	tx->want_comp = !(a->flags & FI_INJECT) &&
-			util_ep_tx_wants_comp(&ep->util, a->flags);
+	tx->want_comp = util_ep_tx_wants_comp(&ep->util, a->flags);
 	shm_tx_activate(ep, tx);
 	return 0;
 }
@@ -130,6 +129,12 @@ static ssize_t shm_amo_post(struct shm_ep *ep, const struct shm_amo_args *a)
 		return ret;
 	if (bytes > ep->payload_max) {
 		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "atomic result too large\n");
+		return -FI_EINVAL;
+	}
+	if ((a->flags & FI_INJECT) && bytes > ep->util.inject_size) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"atomic inject of %zu bytes exceeds inject_size %zu\n",
+			bytes, ep->util.inject_size);
 		return -FI_EINVAL;
 	}
 	util_lock_acquire(&ep->util.lock);
@@ -238,7 +243,11 @@ static ssize_t shm_amo_msg(struct fid_ep *ep_fid,
 {
 	struct shm_amo_args a = {
 		.kind = kind, .dest = msg->addr, .datatype = msg->datatype,
-		.op = msg->op, .context = msg->context, .flags = flags,
+		.op = msg->op, .context = msg->context,
+		/* FI_INJECT concerns the operand only: the result buffer of
+		 * a fetch is written when the operation completes. */
+		.flags = util_ep_user_flags(flags) &
+			 (kind == UTIL_ATOMIC_WRITE ? ~0ULL : ~FI_INJECT),
 	};
 
 	if (shm_amo_one(msg->msg_iov, msg->iov_count, "operand") ||
@@ -313,7 +322,7 @@ static ssize_t shm_amo_inject(struct fid_ep *ep_fid, const void *buf,
 	struct shm_amo_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .buf = buf, .count = count,
 		.dest = dest, .addr = addr, .key = key, .datatype = datatype,
-		.op = op, .flags = FI_INJECT,
+		.op = op, .flags = FI_INJECT | UTIL_OP_NO_COMP,
 	};
 
 	return shm_amo_post(to_shm_ep(ep_fid), &a);

@@ -34,7 +34,7 @@ static ssize_t shm_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 {
 	return shm_send_post(to_shm_ep(ep_fid), msg->msg_iov, msg->iov_count,
 			     msg->addr, 0, msg->data, msg->context,
-			     flags & ~FI_TAGGED);
+			     util_ep_user_flags(flags) & ~FI_TAGGED);
 }
 
 static ssize_t shm_msg_inject(struct fid_ep *ep_fid, const void *buf,
@@ -126,7 +126,7 @@ static ssize_t shm_tag_sendmsg(struct fid_ep *ep_fid,
 {
 	return shm_send_post(to_shm_ep(ep_fid), msg->msg_iov, msg->iov_count,
 			     msg->addr, msg->tag, msg->data, msg->context,
-			     flags | FI_TAGGED);
+			     util_ep_user_flags(flags) | FI_TAGGED);
 }
 
 static ssize_t shm_tag_inject(struct fid_ep *ep_fid, const void *buf,

@@ -155,9 +155,11 @@ static ssize_t shm_rma_post_locked(struct shm_ep *ep, struct shm_conn *conn,
 
 	if (!shm_rma_inline(ep, conn, op, rma_cnt, len)) {
 		if (flags & FI_INJECT) {
+			/* Within inject_size, but the peer's cells are
+			 * smaller than ours. */
 			FI_WARN(&shm_prov, FI_LOG_EP_DATA,
-				"RMA inject of %zu bytes exceeds inject_size\n",
-				len);
+				"RMA inject of %zu bytes does not fit %s's "
+				"cells\n", len, conn->name);
 			return -FI_EINVAL;
 		}
 		mode = shm_peer_cma(conn->peer) ? SHM_COPY_CMA :
@@ -195,8 +197,7 @@ static ssize_t shm_rma_post_locked(struct shm_ep *ep, struct shm_conn *conn,
 	tx->len = len;
 	tx->comp_flags = FI_RMA | (op == SHM_OP_WRITE ? FI_WRITE : FI_READ);
 	tx->cntr = op == SHM_OP_WRITE ? UTIL_CNTR_WRITE : UTIL_CNTR_READ;
-	tx->want_comp = !(flags & FI_INJECT) &&
-			util_ep_tx_wants_comp(&ep->util, flags);
+	tx->want_comp = util_ep_tx_wants_comp(&ep->util, flags);
 	shm_tx_activate(ep, tx);
 	return 0;
 }
@@ -214,6 +215,12 @@ static ssize_t shm_rma_post(struct shm_ep *ep, enum shm_op op,
 	ret = shm_rma_check_args(iov, count, rma, rma_cnt, &len);
 	if (ret)
 		return ret;
+	if ((flags & FI_INJECT) && len > ep->util.inject_size) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"RMA inject of %zu bytes exceeds inject_size %zu\n",
+			len, ep->util.inject_size);
+		return -FI_EINVAL;
+	}
 	util_lock_acquire(&ep->util.lock);
 	ret = shm_conn_tx(ep, dest, &conn);
 	if (!ret)
@@ -424,7 +431,8 @@ static ssize_t shm_rma_readmsg(struct fid_ep *ep_fid,
 	return shm_rma_post(to_shm_ep(ep_fid), SHM_OP_READ, msg->msg_iov,
 			    msg->iov_count, msg->rma_iov, msg->rma_iov_count,
 			    msg->addr, 0, msg->context,
-			    flags & ~FI_REMOTE_CQ_DATA);
+			    util_ep_user_flags(flags) &
+			    ~(FI_REMOTE_CQ_DATA | FI_INJECT));
 }
 
 static ssize_t shm_rma_write(struct fid_ep *ep_fid, const void *buf,
@@ -458,7 +466,8 @@ static ssize_t shm_rma_writemsg(struct fid_ep *ep_fid,
 {
 	return shm_rma_post(to_shm_ep(ep_fid), SHM_OP_WRITE, msg->msg_iov,
 			    msg->iov_count, msg->rma_iov, msg->rma_iov_count,
-			    msg->addr, msg->data, msg->context, flags);
+			    msg->addr, msg->data, msg->context,
+			    util_ep_user_flags(flags));
 }
 
 static ssize_t shm_rma_inject(struct fid_ep *ep_fid, const void *buf,
@@ -469,7 +478,7 @@ static ssize_t shm_rma_inject(struct fid_ep *ep_fid, const void *buf,
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
 	return shm_rma_post(to_shm_ep(ep_fid), SHM_OP_WRITE, &iov, 1, &rma, 1,
-			    dest, 0, NULL, FI_INJECT);
+			    dest, 0, NULL, FI_INJECT | UTIL_OP_NO_COMP);
 }
 
 static ssize_t shm_rma_writedata(struct fid_ep *ep_fid, const void *buf,
@@ -494,7 +503,8 @@ static ssize_t shm_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
 	return shm_rma_post(to_shm_ep(ep_fid), SHM_OP_WRITE, &iov, 1, &rma, 1,
-			    dest, data, NULL, FI_INJECT | FI_REMOTE_CQ_DATA);
+			    dest, data, NULL,
+			    FI_INJECT | FI_REMOTE_CQ_DATA | UTIL_OP_NO_COMP);
 }
 
 const struct fi_ops_rma shm_rma_ops = {

@@ -22,9 +22,11 @@ static inline uint16_t shm_send_cell_flags(uint64_t flags)
 	       ((flags & FI_REMOTE_CQ_DATA) ? SHM_F_CQ_DATA : 0);
 }
 
+/* Only the fi_inject calls go without a completion, and they do not come
+ * here (shm_inject_post): FI_INJECT as a flag completes as usual. */
 static inline bool shm_send_wants_comp(struct shm_ep *ep, uint64_t flags)
 {
-	return !(flags & FI_INJECT) && util_ep_tx_wants_comp(&ep->util, flags);
+	return util_ep_tx_wants_comp(&ep->util, flags);
 }
 
 /* The payload beyond the cell's first line. The receiver polls the first
@@ -135,8 +137,10 @@ static ssize_t shm_send_rts(struct shm_ep *ep, struct shm_conn *conn,
 	struct shm_cell *cell;
 
 	if (flags & FI_INJECT) {
+		/* The receiver would pull from a buffer the caller may
+		 * already have reused. */
 		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
-			"inject of %zu bytes exceeds inject_size\n", len);
+			"FI_INJECT with FI_DELIVERY_COMPLETE unsupported\n");
 		return -FI_EINVAL;
 	}
 	tx = shm_tx_get(ep, conn);
@@ -180,6 +184,12 @@ ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 	}
 	len = WEFT_LIKELY(count == 1) ? iov[0].iov_len :
 					util_iov_total(iov, count);
+	if (WEFT_UNLIKELY((flags & FI_INJECT) && len > ep->util.inject_size)) {
+		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			"FI_INJECT send of %zu bytes exceeds inject_size %zu\n",
+			len, ep->util.inject_size);
+		return -FI_EINVAL;
+	}
 
 	util_lock_acquire(&ep->util.lock);
 	ret = shm_conn_tx(ep, dest, &conn);
@@ -221,9 +231,11 @@ ssize_t shm_inject_post(struct shm_ep *ep, const void *buf, size_t len,
 	ret = shm_conn_tx(ep, dest, &conn);
 	if (WEFT_UNLIKELY(ret))
 		goto unlock;
-	if (WEFT_UNLIKELY(len > shm_peer_payload_max(conn->peer))) {
+	if (WEFT_UNLIKELY(len > ep->util.inject_size ||
+			  len > shm_peer_payload_max(conn->peer))) {
 		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
-			"inject of %zu bytes exceeds inject_size\n", len);
+			"inject of %zu bytes exceeds inject_size %zu\n", len,
+			ep->util.inject_size);
 		ret = -FI_EINVAL;
 		goto unlock;
 	}

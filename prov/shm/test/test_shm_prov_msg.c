@@ -600,6 +600,74 @@ static void test_inject(void **state)
 	assert_int_equal(r[3], 4);
 }
 
+/* FI_INJECT as a flag of fi_sendmsg / fi_tsendmsg (and in the tx op
+ * flags) only lets the caller reuse the buffer at return: the send still
+ * completes with its context, and the receiver gets the bytes as they
+ * were at the call. Beyond inject_size it is refused. */
+static void test_inject_flag_completes(void **state)
+{
+	const size_t inj = T.info->tx_attr->inject_size;
+	uint8_t *src = malloc(inj + 1), *dst = calloc(1, inj + 1);
+	struct iovec iov = { .iov_base = src, .iov_len = inj };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = T.addr[1] };
+	struct fi_msg_tagged tmsg = { .msg_iov = &iov, .iov_count = 1,
+				      .addr = T.addr[1], .tag = 0x44 };
+	struct fi_context sc[3], rc[3];
+	struct fi_cq_tagged_entry e;
+	uint64_t opflags = FI_TRANSMIT | FI_INJECT;
+	uint32_t v = 0x5eed, r = 0;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	t_fill(src, inj, 31);
+	msg.context = &sc[0];
+	T_POST(&T, fi_sendmsg(T.ep[0], &msg, FI_INJECT | FI_COMPLETION));
+	memset(src, 0xee, inj);	/* reusable at return */
+	T_POST(&T, fi_recv(T.ep[1], dst, inj, NULL, FI_ADDR_UNSPEC, &rc[0]));
+	e = t_wait_ok(&T, &rc[0]);
+	assert_int_equal(e.len, inj);
+	assert_int_equal(t_check(dst, inj, 31), -1);
+	e = t_wait_ok(&T, &sc[0]);
+	assert_true(e.flags & FI_SEND);
+	assert_true(e.flags & FI_MSG);
+
+	t_fill(src, inj, 32);
+	tmsg.context = &sc[1];
+	T_POST(&T, fi_tsendmsg(T.ep[0], &tmsg, FI_INJECT | FI_COMPLETION));
+	memset(src, 0xee, inj);
+	T_POST(&T, fi_trecv(T.ep[1], dst, inj, NULL, FI_ADDR_UNSPEC, 0x44, 0,
+			    &rc[1]));
+	t_wait_ok(&T, &rc[1]);
+	assert_int_equal(t_check(dst, inj, 32), -1);
+	e = t_wait_ok(&T, &sc[1]);
+	assert_true(e.flags & FI_TAGGED);
+
+	/* The same as a tx op flag, for the plain calls. */
+	assert_int_equal(fi_control(&T.ep[0]->fid, FI_SETOPSFLAG, &opflags), 0);
+	T_POST(&T, fi_send(T.ep[0], &v, sizeof(v), NULL, T.addr[1], &sc[2]));
+	v = 0;
+	T_POST(&T, fi_recv(T.ep[1], &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			   &rc[2]));
+	t_wait_ok(&T, &rc[2]);
+	assert_int_equal(r, 0x5eed);
+	t_wait_ok(&T, &sc[2]);
+	opflags = FI_TRANSMIT;
+	assert_int_equal(fi_control(&T.ep[0]->fid, FI_SETOPSFLAG, &opflags), 0);
+
+	/* One byte over inject_size: refused, for the flag and the calls. */
+	iov.iov_len = inj + 1;
+	assert_int_equal(fi_sendmsg(T.ep[0], &msg, FI_INJECT), -FI_EINVAL);
+	assert_int_equal(fi_tsendmsg(T.ep[0], &tmsg, FI_INJECT), -FI_EINVAL);
+	assert_int_equal(fi_inject(T.ep[0], src, inj + 1, T.addr[1]),
+			 -FI_EINVAL);
+	assert_int_equal(fi_tinject(T.ep[0], src, inj + 1, T.addr[1], 1),
+			 -FI_EINVAL);
+	free(src);
+	free(dst);
+}
+
 static void test_cq_data(void **state)
 {
 	uint32_t v = 5, r = 0;
@@ -852,6 +920,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_truncation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_recv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inject, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inject_flag_completes,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_getname_fits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_av_bad_addr, setup, teardown),

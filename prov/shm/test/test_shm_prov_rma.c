@@ -443,6 +443,63 @@ static void test_atomic_sum(void **state)
 	assert_int_equal(t64[1], 3);
 }
 
+/* FI_INJECT as a flag of fi_writemsg / fi_atomicmsg: the buffer is
+ * reusable at return and the operation still completes with its context
+ * (only fi_inject_write / fi_inject_atomic go without one); over
+ * inject_size it is refused. */
+static void test_inject_flag_rma(void **state)
+{
+	const size_t inj = T.info->tx_attr->inject_size;
+	uint8_t *src = malloc(inj + 1), *dst = calloc(1, inj);
+	struct iovec iov = { src, inj };
+	struct fi_rma_iov rma = { .addr = raddr(tbuf, 40960), .len = inj,
+				  .key = key };
+	struct fi_msg_rma msg = { .msg_iov = &iov, .iov_count = 1,
+				  .addr = T.addr[1], .rma_iov = &rma,
+				  .rma_iov_count = 1 };
+	int64_t add = 5, *t64 = (int64_t *)(tbuf + 36864);
+	struct fi_ioc ioc = { .addr = &add, .count = 1 };
+	struct fi_rma_ioc rioc = { .addr = raddr(tbuf, 36864), .count = 1,
+				   .key = key };
+	struct fi_msg_atomic amsg = { .msg_iov = &ioc, .iov_count = 1,
+				      .addr = T.addr[1], .rma_iov = &rioc,
+				      .rma_iov_count = 1,
+				      .datatype = FI_INT64, .op = FI_SUM };
+	struct fi_context wc, ac, rc;
+	struct fi_cq_tagged_entry e;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	t_fill(src, inj, 71);
+	msg.context = &wc;
+	T_POST(&T, fi_writemsg(T.ep[0], &msg, FI_INJECT | FI_COMPLETION));
+	memset(src, 0xee, inj);
+	e = t_wait_ok(&T, &wc);
+	assert_true(e.flags & FI_RMA);
+	assert_true(e.flags & FI_WRITE);
+	T_POST(&T, fi_read(T.ep[0], dst, inj, NULL, T.addr[1], rma.addr, key,
+			   &rc));
+	t_wait_ok(&T, &rc);
+	assert_int_equal(t_check(dst, inj, 71), -1);
+
+	*t64 = 100;
+	amsg.context = &ac;
+	T_POST(&T, fi_atomicmsg(T.ep[0], &amsg, FI_INJECT | FI_COMPLETION));
+	add = 1000;
+	e = t_wait_ok(&T, &ac);
+	assert_true(e.flags & FI_ATOMIC);
+	assert_int_equal(*t64, 105);
+
+	iov.iov_len = inj + 1;
+	rma.len = inj + 1;
+	assert_int_equal(fi_writemsg(T.ep[0], &msg, FI_INJECT), -FI_EINVAL);
+	assert_int_equal(fi_inject_write(T.ep[0], src, inj + 1, T.addr[1],
+					 rma.addr, key), -FI_EINVAL);
+	free(src);
+	free(dst);
+}
+
 static void test_atomic_write_cswap(void **state)
 {
 	uint64_t *t = (uint64_t *)(tbuf + 12288);
@@ -524,6 +581,7 @@ int main(void)
 		T_RMA(test_rma_mr_closed_mid),
 		T_RMA(test_atomic_sum),
 		T_RMA(test_atomic_write_cswap),
+		T_RMA(test_inject_flag_rma),
 		T_RMA(test_atomic_valid),
 	};
 

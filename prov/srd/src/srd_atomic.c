@@ -97,6 +97,12 @@ static int srd_atomic_args_check(struct srd_ep *ep,
 			ep->rma->seg_max);
 		return -FI_EINVAL;
 	}
+	if ((a->flags & FI_INJECT) && payload > ep->pc.inject_size) {
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"atomic: inject of %zu bytes (max %zu)\n", payload,
+			ep->pc.inject_size);
+		return -FI_EINVAL;
+	}
 	return 0;
 }
 
@@ -109,8 +115,7 @@ static void srd_atomic_op_fill(struct srd_ep *ep, struct srd_rma_op *op,
 	op->context = a->context;
 	op->comp_flags = FI_ATOMIC |
 			 (a->kind == UTIL_ATOMIC_WRITE ? FI_WRITE : FI_READ);
-	op->want_comp = !(a->flags & FI_INJECT) &&
-			util_ep_tx_wants_comp(&ep->util, a->flags);
+	op->want_comp = util_ep_tx_wants_comp(&ep->util, a->flags);
 	op->addr = a->rma[0].addr;
 	op->key = a->rma[0].key;
 	op->at.op = (uint8_t)a->op;
@@ -212,7 +217,21 @@ static ssize_t srd_atomic_writemsg(struct fid_ep *ep,
 		.count = msg->iov_count, .addr = msg->addr,
 		.rma = msg->rma_iov, .rma_count = msg->rma_iov_count,
 		.datatype = msg->datatype, .op = msg->op, .data = msg->data,
-		.context = msg->context, .flags = flags,
+		.context = msg->context, .flags = util_ep_user_flags(flags),
+	};
+
+	return srd_atomic_post(ep, &a);
+}
+
+static ssize_t srd_atomic_inject_msg(struct fid_ep *ep,
+				     const struct fi_msg_atomic *msg)
+{
+	struct srd_atomic_args a = {
+		.kind = UTIL_ATOMIC_WRITE, .iov = msg->msg_iov,
+		.count = msg->iov_count, .addr = msg->addr,
+		.rma = msg->rma_iov, .rma_count = msg->rma_iov_count,
+		.datatype = msg->datatype, .op = msg->op,
+		.flags = FI_INJECT | UTIL_OP_NO_COMP,
 	};
 
 	return srd_atomic_post(ep, &a);
@@ -262,7 +281,7 @@ static ssize_t srd_atomic_inject(struct fid_ep *ep, const void *buf,
 		.op = op,
 	};
 
-	return srd_atomic_writemsg(ep, &msg, FI_INJECT);
+	return srd_atomic_inject_msg(ep, &msg);
 }
 
 static ssize_t srd_atomic_readwritemsg(struct fid_ep *ep,
@@ -277,7 +296,8 @@ static ssize_t srd_atomic_readwritemsg(struct fid_ep *ep,
 		.res_count = result_count, .addr = msg->addr,
 		.rma = msg->rma_iov, .rma_count = msg->rma_iov_count,
 		.datatype = msg->datatype, .op = msg->op, .data = msg->data,
-		.context = msg->context, .flags = flags & ~FI_INJECT,
+		.context = msg->context,
+		.flags = util_ep_user_flags(flags) & ~FI_INJECT,
 	};
 
 	return srd_atomic_post(ep, &a);
@@ -337,7 +357,8 @@ static ssize_t srd_atomic_compwritemsg(struct fid_ep *ep,
 		.res_count = result_count, .addr = msg->addr,
 		.rma = msg->rma_iov, .rma_count = msg->rma_iov_count,
 		.datatype = msg->datatype, .op = msg->op, .data = msg->data,
-		.context = msg->context, .flags = flags & ~FI_INJECT,
+		.context = msg->context,
+		.flags = util_ep_user_flags(flags) & ~FI_INJECT,
 	};
 
 	return srd_atomic_post(ep, &a);

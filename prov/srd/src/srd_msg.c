@@ -62,7 +62,8 @@ static ssize_t srd_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 {
 	return srd_send_post(SRD_EP(ep), msg->msg_iov, msg->desc,
 			     msg->iov_count, msg->addr, 0, msg->data,
-			     msg->context, flags & ~(uint64_t)FI_TAGGED);
+			     msg->context,
+			     util_ep_user_flags(flags) & ~(uint64_t)FI_TAGGED);
 }
 
 static ssize_t srd_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
@@ -71,7 +72,7 @@ static ssize_t srd_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = SRD_IOV1((void *)buf, len);
 
 	return srd_send_post(SRD_EP(ep), &iov, NULL, 1, dest, 0, 0, NULL,
-			     FI_INJECT);
+			     FI_INJECT | UTIL_OP_NO_COMP);
 }
 
 static ssize_t srd_msg_senddata(struct fid_ep *ep, const void *buf,
@@ -91,7 +92,8 @@ static ssize_t srd_msg_injectdata(struct fid_ep *ep, const void *buf,
 	struct iovec iov = SRD_IOV1((void *)buf, len);
 
 	return srd_send_post(SRD_EP(ep), &iov, NULL, 1, dest, 0, data, NULL,
-			     FI_INJECT | FI_REMOTE_CQ_DATA);
+			     FI_INJECT | FI_REMOTE_CQ_DATA |
+			     UTIL_OP_NO_COMP);
 }
 
 const struct fi_ops_msg srd_msg_ops = {
@@ -156,7 +158,8 @@ static ssize_t srd_tag_sendmsg(struct fid_ep *ep,
 {
 	return srd_send_post(SRD_EP(ep), msg->msg_iov, msg->desc,
 			     msg->iov_count, msg->addr, msg->tag, msg->data,
-			     msg->context, flags | FI_TAGGED);
+			     msg->context,
+			     util_ep_user_flags(flags) | FI_TAGGED);
 }
 
 static ssize_t srd_tag_inject(struct fid_ep *ep, const void *buf, size_t len,
@@ -165,7 +168,7 @@ static ssize_t srd_tag_inject(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = SRD_IOV1((void *)buf, len);
 
 	return srd_send_post(SRD_EP(ep), &iov, NULL, 1, dest, tag, 0, NULL,
-			     FI_INJECT | FI_TAGGED);
+			     FI_INJECT | FI_TAGGED | UTIL_OP_NO_COMP);
 }
 
 static ssize_t srd_tag_senddata(struct fid_ep *ep, const void *buf,
@@ -186,7 +189,8 @@ static ssize_t srd_tag_injectdata(struct fid_ep *ep, const void *buf,
 	struct iovec iov = SRD_IOV1((void *)buf, len);
 
 	return srd_send_post(SRD_EP(ep), &iov, NULL, 1, dest, tag, data, NULL,
-			     FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
+			     FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA |
+			     UTIL_OP_NO_COMP);
 }
 
 const struct fi_ops_tagged srd_tagged_ops = {

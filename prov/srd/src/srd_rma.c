@@ -476,8 +476,7 @@ static void srd_rma_op_fill(struct srd_ep *ep, struct srd_rma_op *op,
 	op->kind = a->kind;
 	op->context = a->context;
 	op->comp_flags = FI_RMA | (write ? FI_WRITE : FI_READ);
-	op->want_comp = !(a->flags & FI_INJECT) &&
-			util_ep_tx_wants_comp(&ep->util, a->flags);
+	op->want_comp = util_ep_tx_wants_comp(&ep->util, a->flags);
 	op->len = total;
 	op->addr = a->rma[0].addr;
 	op->key = a->rma[0].key;
@@ -543,7 +542,8 @@ static ssize_t srd_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
 		.kind = SRD_RMA_READ, .iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
 		.rma = msg->rma_iov, .rma_count = msg->rma_iov_count,
-		.context = msg->context, .flags = flags & ~FI_INJECT,
+		.context = msg->context,
+		.flags = util_ep_user_flags(flags) & ~FI_INJECT,
 	};
 
 	return srd_rma_post(ep, &a);
@@ -583,7 +583,8 @@ static ssize_t srd_rma_writemsg(struct fid_ep *ep,
 		.kind = SRD_RMA_WRITE, .iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
 		.rma = msg->rma_iov, .rma_count = msg->rma_iov_count,
-		.data = msg->data, .context = msg->context, .flags = flags,
+		.data = msg->data, .context = msg->context,
+		.flags = util_ep_user_flags(flags),
 	};
 
 	return srd_rma_post(ep, &a);
@@ -635,7 +636,7 @@ static ssize_t srd_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 			      fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
 	return srd_rma_write_common(ep, buf, len, NULL, 0, dest_addr, addr,
-				    key, NULL, FI_INJECT);
+				    key, NULL, FI_INJECT | UTIL_OP_NO_COMP);
 }
 
 static ssize_t srd_rma_writedata(struct fid_ep *ep, const void *buf,
@@ -653,7 +654,8 @@ static ssize_t srd_rma_injectdata(struct fid_ep *ep, const void *buf,
 				  uint64_t key)
 {
 	return srd_rma_write_common(ep, buf, len, NULL, data, dest_addr, addr,
-				    key, NULL, FI_INJECT | FI_REMOTE_CQ_DATA);
+				    key, NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
+				    UTIL_OP_NO_COMP);
 }
 
 const struct fi_ops_rma srd_rma_ops = {

@@ -222,8 +222,7 @@ static void srd_tx_fill(struct srd_ep *ep, struct srd_tx_entry *tx,
 {
 	tx->context = context;
 	tx->comp_flags = FI_SEND | ((flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
-	tx->want_comp = !(flags & FI_INJECT) &&
-			util_ep_tx_wants_comp(&ep->util, flags);
+	tx->want_comp = util_ep_tx_wants_comp(&ep->util, flags);
 	/* The validator insists: no tag or data unless flagged. */
 	tx->tag = (flags & FI_TAGGED) ? tag : 0;
 	tx->cq_data = (flags & FI_REMOTE_CQ_DATA) ? (uint32_t)data : 0;

@@ -580,6 +580,54 @@ static void test_cq_data_inject_iov(void **state)
 	tfab_close(&f);
 }
 
+/* FI_INJECT as a flag of fi_sendmsg / fi_tsendmsg only lets the caller
+ * reuse its buffer at return: the send completes with its context (only
+ * the fi_inject calls go without one). Over inject_size: -FI_EINVAL. */
+static void test_inject_flag_completes(void **state)
+{
+	struct tfab f;
+	uint8_t *src, *dst;
+	struct iovec iov;
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	struct fi_msg_tagged tmsg = { .msg_iov = &iov, .iov_count = 1,
+				      .tag = 5 };
+	int sctx, tctx, rctx;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	src = malloc(f.eager_max + 1);
+	dst = calloc(1, f.eager_max + 1);
+	assert_non_null(src);
+	assert_non_null(dst);
+	iov = (struct iovec){ src, f.eager_max };
+	msg.addr = tmsg.addr = f.a.peer;
+
+	tfab_fill(src, f.eager_max, 61);
+	tfab_recv(&f, dst, f.eager_max, 0, false, &rctx);
+	msg.context = &sctx;
+	TFAB_POST(&f, fi_sendmsg(f.a.ep, &msg, FI_INJECT | FI_COMPLETION));
+	memset(src, 0xee, f.eager_max);
+	check_recv(&f, &rctx, f.eager_max, 0, false);
+	tfab_check(dst, f.eager_max, 61);
+	check_send(&f, &sctx);
+
+	tfab_fill(src, f.eager_max, 62);
+	tfab_recv(&f, dst, f.eager_max, 5, true, &rctx);
+	tmsg.context = &tctx;
+	TFAB_POST(&f, fi_tsendmsg(f.a.ep, &tmsg, FI_INJECT | FI_COMPLETION));
+	memset(src, 0xee, f.eager_max);
+	check_recv(&f, &rctx, f.eager_max, 5, true);
+	tfab_check(dst, f.eager_max, 62);
+	check_send(&f, &tctx);
+
+	iov.iov_len = f.eager_max + 1;
+	assert_int_equal(fi_sendmsg(f.a.ep, &msg, FI_INJECT), -FI_EINVAL);
+	assert_int_equal(fi_tsendmsg(f.a.ep, &tmsg, FI_INJECT), -FI_EINVAL);
+	free(src);
+	free(dst);
+	tfab_close(&f);
+}
+
 static void test_bad_args(void **state)
 {
 	struct tfab f;
@@ -670,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_multi_recv_unexpected),
 		cmocka_unit_test(test_api_variants),
 		cmocka_unit_test(test_cq_data_inject_iov),
+		cmocka_unit_test(test_inject_flag_completes),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_peer_gone),
 		cmocka_unit_test(test_long_protocol_choice),

@@ -295,6 +295,47 @@ static void test_inject(void **state)
 	assert_int_equal(t->f.a.n, 0);	/* inject: no completion */
 }
 
+/* fi_writemsg with FI_INJECT: the buffer is free at return and the write
+ * still completes with its context (only fi_inject_write has none). */
+static void test_inject_flag(void **state)
+{
+	struct trma *t = T(state);
+	size_t inj = t->f.eager_max;
+	uint8_t *src = malloc(inj + 1), *want = malloc(inj);
+	struct iovec iov = { src, inj };
+	struct fi_rma_iov rv = { .addr = t->base + 64, .len = inj,
+				 .key = t->key };
+	struct fi_msg_rma m = { .msg_iov = &iov, .iov_count = 1,
+				.addr = t->f.a.peer, .rma_iov = &rv,
+				.rma_iov_count = 1 };
+	int ctx;
+
+	assert_non_null(src);
+	assert_non_null(want);
+	tfab_fill(src, inj, 41);
+	memcpy(want, src, inj);
+	trma_fill_target(t, SEED_TARGET);
+	m.context = &ctx;
+	assert_int_equal(fi_writemsg(t->f.a.ep, &m, FI_INJECT | FI_COMPLETION),
+			 0);
+	memset(src, 0, inj);
+	/* The target's progress may be needed (emulated on this path). */
+	{
+		struct tent e = trma_wait_a(t, false);
+
+		assert_int_equal(e.err, 0);
+		assert_ptr_equal(e.e.op_context, &ctx);
+		assert_true((e.e.flags & (FI_RMA | FI_WRITE)) ==
+			    (FI_RMA | FI_WRITE));
+	}
+	assert_memory_equal(t->region + 64, want, inj);
+	iov.iov_len = inj + 1;
+	rv.len = inj + 1;
+	assert_int_equal(fi_writemsg(t->f.a.ep, &m, FI_INJECT), -FI_EINVAL);
+	free(src);
+	free(want);
+}
+
 static void test_mr_key_is_rkey(void **state)
 {
 	struct trma *t = T(state);
@@ -580,6 +621,7 @@ int main(void)
 		HW(test_no_write_access),
 		HW(test_writedata),
 		HW(test_inject),
+		HW(test_inject_flag),
 		HW(test_mr_key_is_rkey),
 		HW(test_inorder_opts),
 		HW(test_msg_calls),
@@ -593,6 +635,7 @@ int main(void)
 		EMU(test_no_write_access),
 		EMU(test_writedata),
 		EMU(test_inject),
+		EMU(test_inject_flag),
 		EMU(test_mr_key_is_rkey),
 		EMU(test_msg_calls),
 		EMU(test_bad_args),

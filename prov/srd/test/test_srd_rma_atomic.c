@@ -176,6 +176,30 @@ static void test_inject_atomic(void **state)
 	assert_int_equal(t->f.a.n, 0);
 }
 
+/* fi_atomicmsg with FI_INJECT: the operand is free at return and the
+ * atomic still completes with its context. */
+static void test_inject_flag_atomic(void **state)
+{
+	struct trma *t = T(state);
+	uint64_t add = 3;
+	struct fi_ioc ioc = { .addr = &add, .count = 1 };
+	struct fi_rma_ioc rioc = { .addr = t->base + 808, .count = 1,
+				   .key = t->key };
+	struct fi_msg_atomic m = { .msg_iov = &ioc, .iov_count = 1,
+				   .addr = t->f.a.peer, .rma_iov = &rioc,
+				   .rma_iov_count = 1, .datatype = FI_UINT64,
+				   .op = FI_SUM };
+	int ctx;
+
+	*target64(t, 101) = 39;
+	m.context = &ctx;
+	assert_int_equal(fi_atomicmsg(t->f.a.ep, &m, FI_INJECT | FI_COMPLETION),
+			 0);
+	add = 1000;
+	expect(t, &ctx, FI_ATOMIC | FI_WRITE, true);
+	assert_int_equal(*target64(t, 101), 42);
+}
+
 static void test_errors_leave_target(void **state)
 {
 	struct trma *t = T(state);
@@ -231,6 +255,7 @@ int main(void)
 		T_(test_atomic_write_and_read),
 		T_(test_cswap),
 		T_(test_inject_atomic),
+		T_(test_inject_flag_atomic),
 		T_(test_errors_leave_target),
 		T_(test_valid_queries),
 	};
