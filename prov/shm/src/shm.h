@@ -97,6 +97,8 @@ struct shm_conn {
 	bool dead;
 	/* Its AV address was removed: the mapping goes once idle. */
 	bool av_removed;
+	uint32_t acks_pending;		/* our replies waiting for its queue */
+	uint64_t ack_flush_seq;		/* shm_ack_flush pass that found it full */
 };
 
 /* fi_addr -> conn cache of the transmit side. */
@@ -207,7 +209,7 @@ struct shm_rts_local {
 	struct iovec iov[SHM_IOV_LIMIT];
 };
 
-/* An ACK that found the initiator's queue full. */
+/* A reply that found the initiator's queue full (shm_reply.c). */
 struct shm_ack_pending {
 	struct shm_ack_pending *next;
 	struct shm_conn *conn;
@@ -215,6 +217,18 @@ struct shm_ack_pending {
 	uint64_t tag, data;
 	uint32_t status;
 	uint16_t op;			/* ACK or PUSHED */
+	bool heap;			/* payload malloc'ed, not pooled */
+	uint32_t len;			/* payload bytes to send */
+	uint8_t *payload;		/* read bytes, fetched values */
+};
+
+/* A reply being made: a reserved cell of the initiator's queue, or a
+ * waiting reply when that queue is full. */
+struct shm_reply {
+	struct shm_conn *conn;
+	struct shm_cell *cell;
+	struct shm_ack_pending *pending;
+	uint8_t *payload;		/* where its data goes */
 };
 
 struct shm_ep {
@@ -239,9 +253,12 @@ struct shm_ep {
 	struct util_pool unexp_pool;	/* struct shm_unexp + payload */
 	struct util_pool pull_pool;	/* struct shm_pull */
 	struct util_pool ack_pool;	/* struct shm_ack_pending */
+	struct util_pool ack_data_pool;	/* their payloads, payload_max each */
 	struct util_pool rma_pool;	/* struct shm_rma_xfer */
 	struct shm_pull *pulls;
-	struct shm_ack_pending *acks;
+	struct shm_ack_pending *acks;	/* oldest first */
+	struct shm_ack_pending **acks_tail;
+	uint64_t ack_flush_seq;
 	struct shm_rma_xfer *rma_xfers;	/* bounce RMA we are the target of */
 
 	/* A polled cell that could not be handled yet (no reply cell, no
@@ -413,6 +430,18 @@ int shm_rx_deliver(struct shm_ep *ep, const struct util_srx_dest *dest,
 		   const struct shm_msg_info *m);
 ssize_t shm_ep_cancel(fid_t fid, void *context);
 void shm_rx_fail_conn(struct shm_ep *ep, struct shm_conn *conn);
+
+/* shm_reply.c: replies, sent now or waiting for the initiator's queue. */
+int shm_reply_init(struct shm_ep *ep);
+void shm_reply_fini(struct shm_ep *ep);
+/* Start a reply to conn with up to len bytes of data at r->payload:
+ * 0, or -FI_ENOMEM (hold the request and retry). */
+int shm_reply_open(struct shm_ep *ep, struct shm_conn *conn, uint32_t len,
+		   struct shm_reply *r);
+/* Send (or queue) it with len bytes of data. */
+void shm_reply_close(struct shm_ep *ep, struct shm_reply *r, uint16_t op,
+		     uint64_t cookie, int status, uint64_t tag, uint64_t data,
+		     uint32_t len);
 /* ACK toward conn, now or queued; never fails (errors are logged). */
 void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
 		  int status);

@@ -147,77 +147,85 @@ static ssize_t shm_amo_post(struct shm_ep *ep, const struct shm_amo_args *a)
 
 /* ---- target side ---------------------------------------------------- */
 
-/* Positive FI_E* or 0; on success the old values are in reply. */
-static int shm_amo_apply(struct shm_ep *ep, const struct shm_cell_hdr *hdr,
-			 const uint8_t *payload, struct shm_cell *reply,
-			 uint32_t reply_max)
+/* The request, checked against the cell (positive FI_E* or 0); bytes:
+ * its operand bytes, what a fetch returns. */
+static int shm_amo_parse(const struct shm_cell_hdr *hdr,
+			 const uint8_t *payload, uint32_t reply_max,
+			 struct shm_amo *amo, size_t *bytes)
 {
-	struct shm_amo amo;
-	size_t size, bytes, need;
+	bool cmp = hdr->flags & SHM_F_COMPARE;
+	size_t size;
+
+	*bytes = 0;
+	if (hdr->len < sizeof(*amo))
+		return FI_EINVAL;
+	memcpy(amo, payload, sizeof(*amo));
+	size = util_atomic_datatype_size((enum fi_datatype)amo->datatype);
+	if (!size || !amo->count ||
+	    util_atomic_valid((enum fi_op)amo->op,
+			      (enum fi_datatype)amo->datatype, amo->count))
+		return FI_EOPNOTSUPP;
+	if (hdr->len < sizeof(*amo) + size * amo->count * (cmp ? 2 : 1) ||
+	    ((hdr->flags & SHM_F_FETCH) && size * amo->count > reply_max))
+		return FI_EINVAL;
+	*bytes = size * amo->count;
+	return 0;
+}
+
+/* Positive FI_E* or 0; a fetch's old values go to out. */
+static int shm_amo_apply(struct shm_ep *ep, const struct shm_cell_hdr *hdr,
+			 const uint8_t *payload, const struct shm_amo *amo,
+			 size_t bytes, uint8_t *out)
+{
 	bool fetch = hdr->flags & SHM_F_FETCH;
 	bool cmp = hdr->flags & SHM_F_COMPARE;
 	uint64_t access;
 	void *dst;
 	int ret;
 
-	if (hdr->len < sizeof(amo))
-		return FI_EINVAL;
-	memcpy(&amo, payload, sizeof(amo));
-	size = util_atomic_datatype_size((enum fi_datatype)amo.datatype);
-	if (!size || !amo.count ||
-	    util_atomic_valid((enum fi_op)amo.op,
-			      (enum fi_datatype)amo.datatype, amo.count))
-		return FI_EOPNOTSUPP;
-	bytes = size * amo.count;
-	need = sizeof(amo) + bytes * (cmp ? 2 : 1);
-	if (hdr->len < need || (fetch && bytes > reply_max))
-		return FI_EINVAL;
-	access = amo.op == FI_ATOMIC_READ ? FI_REMOTE_READ :
+	access = amo->op == FI_ATOMIC_READ ? FI_REMOTE_READ :
 		 FI_REMOTE_WRITE | (fetch ? FI_REMOTE_READ : 0);
-	ret = util_mr_check(&ep->util.domain->mr_map, amo.key, amo.addr, bytes,
-			    access, &dst);
+	ret = util_mr_check(&ep->util.domain->mr_map, amo->key, amo->addr,
+			    bytes, access, &dst);
 	if (ret)
 		return -ret;
-	ret = util_atomic_apply((enum fi_op)amo.op,
-				(enum fi_datatype)amo.datatype, dst,
-				payload + sizeof(amo),
-				cmp ? payload + sizeof(amo) + bytes : NULL,
-				fetch ? reply->payload : NULL, amo.count);
-	if (ret)
-		return -ret;
-	reply->hdr.len = fetch ? (uint32_t)bytes : 0;
-	return 0;
+	ret = util_atomic_apply((enum fi_op)amo->op,
+				(enum fi_datatype)amo->datatype, dst,
+				payload + sizeof(*amo),
+				cmp ? payload + sizeof(*amo) + bytes : NULL,
+				fetch ? out : NULL, amo->count);
+	return ret ? -ret : 0;
 }
 
+/* Applied when its request is read, whether or not the ACK finds a cell
+ * at once (shm_reply.c says why). */
 int shm_atomic_handle(struct shm_ep *ep, struct shm_conn *conn,
 		      const struct shm_cell_hdr *hdr, const uint8_t *payload)
 {
-	struct shm_cell *reply;
+	bool fetch = hdr->flags & SHM_F_FETCH;
+	struct shm_reply reply;
+	struct shm_amo amo;
+	size_t bytes;
+	uint32_t len;
 	int status;
 
 	if (shm_conn_open_peer(ep, conn))
 		return 0;
 	if (WEFT_UNLIKELY(conn->rma_busy))
 		return -FI_EAGAIN;	/* behind its bounce RMA */
-	reply = shm_peer_reserve(conn->peer);
-	if (!reply)
-		return -FI_EAGAIN;
-	reply->hdr.len = 0;
-	status = shm_amo_apply(ep, hdr, payload, reply,
-			       shm_peer_payload_max(conn->peer));
-	if (status)
-		reply->hdr.len = 0;
-	reply->hdr.op = SHM_OP_ACK;
-	reply->hdr.flags = SHM_F_VER;
-	reply->hdr.proto = (uint32_t)status;
-	reply->hdr.tag = 0;
-	reply->hdr.data = 0;
-	reply->hdr.cookie = hdr->cookie;
-	shm_peer_commit(conn->peer, reply);
+	status = shm_amo_parse(hdr, payload, shm_peer_payload_max(conn->peer),
+			       &amo, &bytes);
+	len = !status && fetch ? (uint32_t)bytes : 0;
+	if (shm_reply_open(ep, conn, len, &reply))
+		return -FI_EAGAIN;	/* no memory for the reply yet */
 	if (!status)
-		util_ep_cntr_inc(&ep->util, (hdr->flags & SHM_F_FETCH) ?
-				 UTIL_CNTR_REMOTE_READ :
-				 UTIL_CNTR_REMOTE_WRITE);
+		status = shm_amo_apply(ep, hdr, payload, &amo, bytes,
+				       reply.payload);
+	shm_reply_close(ep, &reply, SHM_OP_ACK, hdr->cookie, status, 0, 0,
+			status ? 0 : len);
+	if (!status)
+		util_ep_cntr_inc(&ep->util, fetch ? UTIL_CNTR_REMOTE_READ :
+						    UTIL_CNTR_REMOTE_WRITE);
 	return 0;
 }
 

@@ -326,7 +326,6 @@ static bool shm_conn_unexp_rts(struct util_match_queue *q,
  * operations on removed addresses undefined; these simply complete. */
 static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c)
 {
-	struct shm_ack_pending *a;
 	struct shm_pull *p;
 
 	if (c->inflight || c->rma_busy || c->bounce_segs)
@@ -334,9 +333,8 @@ static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c)
 	DL_FOREACH(ep->pulls, p)
 		if (p->conn == c)
 			return true;
-	LL_FOREACH(ep->acks, a)
-		if (a->conn == c)
-			return true;
+	if (c->acks_pending)
+		return true;
 	if (shm_conn_unexp_rts(&ep->srx.msg_q, c) ||
 	    shm_conn_unexp_rts(&ep->srx.tag_q, c))
 		return true;

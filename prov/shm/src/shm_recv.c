@@ -13,9 +13,6 @@
 
 #include "shm.h"
 
-/* Bounded retries of an ACK queued behind a full initiator queue. */
-#define SHM_ACK_RETRY_CHECK 0xfffu
-
 static void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m);
 
 static struct shm_ep *shm_srx_ep(struct util_srx *srx)
@@ -82,8 +79,7 @@ int shm_rx_init(struct shm_ep *ep)
 			     0, NULL, NULL);
 	if (ret)
 		goto err_unexp_pool;
-	ret = util_pool_init(&ep->ack_pool, sizeof(struct shm_ack_pending), 0,
-			     16, 64, 0, NULL, NULL);
+	ret = shm_reply_init(ep);
 	if (ret)
 		goto err_pull_pool;
 	return 0;
@@ -99,90 +95,10 @@ err_rx_pool:
 
 void shm_rx_fini(struct shm_ep *ep)
 {
-	util_pool_fini(&ep->ack_pool);
+	shm_reply_fini(ep);
 	util_pool_fini(&ep->pull_pool);
 	util_srx_fini(&ep->srx);
 	util_pool_fini(&ep->unexp_pool);
-}
-
-static void shm_reply_fill(struct shm_cell *cell, uint16_t op,
-			   uint64_t cookie, int status, uint64_t tag,
-			   uint64_t data)
-{
-	cell->hdr.op = op;
-	cell->hdr.flags = SHM_F_VER;
-	cell->hdr.len = 0;
-	cell->hdr.proto = (uint32_t)status;
-	cell->hdr.tag = tag;
-	cell->hdr.data = data;
-	cell->hdr.cookie = cookie;
-}
-
-void shm_ack_send(struct shm_ep *ep, struct shm_conn *conn, uint64_t cookie,
-		  int status)
-{
-	shm_reply_send_data(ep, conn, SHM_OP_ACK, cookie, status, 0, 0);
-}
-
-void shm_reply_send(struct shm_ep *ep, struct shm_conn *conn, uint16_t op,
-		    uint64_t cookie, int status)
-{
-	shm_reply_send_data(ep, conn, op, cookie, status, 0, 0);
-}
-
-void shm_reply_send_data(struct shm_ep *ep, struct shm_conn *conn,
-			 uint16_t op, uint64_t cookie, int status,
-			 uint64_t tag, uint64_t data)
-{
-	struct shm_ack_pending *p;
-	struct shm_cell *cell;
-
-	if (shm_conn_open_peer(ep, conn))
-		return;
-	if (!ep->acks) {
-		cell = shm_peer_reserve(conn->peer);
-		if (WEFT_LIKELY(cell)) {
-			shm_reply_fill(cell, op, cookie, status, tag, data);
-			shm_peer_commit(conn->peer, cell);
-			return;
-		}
-	}
-	p = util_pool_get(&ep->ack_pool);
-	if (!p) {
-		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "ACK to %s lost: no memory\n",
-			conn->name);
-		return;
-	}
-	p->conn = conn;
-	p->cookie = cookie;
-	p->status = (uint32_t)status;
-	p->tag = tag;
-	p->data = data;
-	p->op = op;
-	LL_APPEND(ep->acks, p);
-}
-
-void shm_ack_flush(struct shm_ep *ep)
-{
-	struct shm_ack_pending *p;
-	struct shm_cell *cell;
-
-	while ((p = ep->acks)) {
-		if (!p->conn->dead) {
-			cell = shm_peer_reserve(p->conn->peer);
-			if (!cell) {
-				if ((ep->progress_calls & SHM_ACK_RETRY_CHECK) ||
-				    shm_conn_check(ep, p->conn))
-					return;
-			} else {
-				shm_reply_fill(cell, p->op, p->cookie,
-					       (int)p->status, p->tag, p->data);
-				shm_peer_commit(p->conn->peer, cell);
-			}
-		}
-		LL_DELETE(ep->acks, p);
-		util_pool_put(&ep->ack_pool, p);
-	}
 }
 
 /* An RTS descriptor, checked against the cell's length, in local memory

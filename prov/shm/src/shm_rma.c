@@ -324,9 +324,10 @@ static int shm_rma_do_write(struct shm_ep *ep, struct shm_conn *conn,
 	return shm_rma_cma_status(n, req->hdr.total);
 }
 
+/* An inline read's bytes go to out, the ACK's payload. */
 static int shm_rma_do_read(struct shm_ep *ep, struct shm_conn *conn,
 			   const struct shm_cell_hdr *hdr,
-			   struct shm_rma_req *req, struct shm_cell *reply)
+			   struct shm_rma_req *req, uint8_t *out)
 {
 	ssize_t n;
 	int ret = shm_rma_map(ep, req, FI_REMOTE_READ);
@@ -334,11 +335,8 @@ static int shm_rma_do_read(struct shm_ep *ep, struct shm_conn *conn,
 	if (ret)
 		return ret;
 	if (hdr->proto == SHM_COPY_INLINE) {
-		if (req->hdr.total > shm_peer_payload_max(conn->peer))
-			return FI_EINVAL;
-		util_iov_copy_from(req->local, req->hdr.rma_cnt, 0,
-				  reply->payload, req->hdr.total);
-		reply->hdr.len = (uint32_t)req->hdr.total;
+		util_iov_copy_from(req->local, req->hdr.rma_cnt, 0, out,
+				  req->hdr.total);
 		return 0;
 	}
 	n = shm_cma_write(conn->peer->pid, req->local, req->hdr.rma_cnt,
@@ -361,11 +359,28 @@ void shm_rma_target_events(struct shm_ep *ep, struct shm_conn *conn,
 				shm_conn_fi_addr(ep, conn));
 }
 
+/* The data bytes of the ACK of a parsed request: an inline read's. */
+static int shm_rma_reply_len(struct shm_conn *conn,
+			     const struct shm_cell_hdr *hdr,
+			     const struct shm_rma_req *req, uint32_t *len)
+{
+	*len = 0;
+	if (hdr->op != SHM_OP_READ || hdr->proto != SHM_COPY_INLINE)
+		return 0;
+	if (req->hdr.total > shm_peer_payload_max(conn->peer))
+		return FI_EINVAL;
+	*len = (uint32_t)req->hdr.total;
+	return 0;
+}
+
+/* The operation runs when its request is read, whether or not its ACK
+ * finds a cell at once (shm_reply.c says why). */
 int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
 		   const struct shm_cell_hdr *hdr, const uint8_t *payload)
 {
 	struct shm_rma_req req;
-	struct shm_cell *reply;
+	struct shm_reply reply;
+	uint32_t len = 0;
 	int status;
 
 	if (shm_conn_open_peer(ep, conn))
@@ -374,24 +389,17 @@ int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
 		return -FI_EAGAIN;	/* behind its bounce RMA */
 	if (hdr->proto == SHM_COPY_BOUNCE)
 		return shm_rma_bounce_handle(ep, conn, hdr, payload);
-	reply = shm_peer_reserve(conn->peer);
-	if (!reply)
-		return -FI_EAGAIN;
-	reply->hdr.len = 0;
 	status = shm_rma_parse(hdr, payload, &req);
+	if (!status)
+		status = shm_rma_reply_len(conn, hdr, &req, &len);
+	if (shm_reply_open(ep, conn, status ? 0 : len, &reply))
+		return -FI_EAGAIN;	/* no memory for the reply yet */
 	if (!status)
 		status = hdr->op == SHM_OP_WRITE ?
 			 shm_rma_do_write(ep, conn, hdr, &req) :
-			 shm_rma_do_read(ep, conn, hdr, &req, reply);
-	if (status)
-		reply->hdr.len = 0;
-	reply->hdr.op = SHM_OP_ACK;
-	reply->hdr.flags = SHM_F_VER;
-	reply->hdr.proto = (uint32_t)status;
-	reply->hdr.tag = 0;
-	reply->hdr.data = 0;
-	reply->hdr.cookie = hdr->cookie;
-	shm_peer_commit(conn->peer, reply);
+			 shm_rma_do_read(ep, conn, hdr, &req, reply.payload);
+	shm_reply_close(ep, &reply, SHM_OP_ACK, hdr->cookie, status, 0, 0,
+			status ? 0 : len);
 	if (!status)
 		shm_rma_target_events(ep, conn, hdr->op, hdr->flags, hdr->data);
 	return 0;

@@ -561,6 +561,120 @@ static void test_atomic_valid(void **state)
 	assert_true(count >= 1);
 }
 
+/* Two endpoints writing to each other as fast as they can (upstream's
+ * fi_rma_bw -o write both ways): each first fills the other's queue with
+ * requests without progressing, then both post and progress in turns.
+ * Every request's ACK needs a cell in its initiator's queue, which is
+ * full of the other side's requests: the target must not wait for that
+ * cell with the request in hand, or neither side ever moves again. Inject
+ * writes, inline reads and fetching atomics (replies with data), each
+ * checked at the end. */
+#define XN 1500	/* several times the default 256 cells per queue */
+
+static bool t_cross_post(int kind, int s, int i, uint64_t *src,
+			 uint64_t *dst, struct fi_context *ctx)
+{
+	size_t base = 1048576 + (size_t)s * 65536;	/* s's target area */
+	uint64_t at = raddr(tbuf, base + (size_t)i * 8);
+	ssize_t r;
+
+	src[i] = ((uint64_t)s << 32) | (uint64_t)(i + 1);
+	if (kind == 0)
+		r = fi_inject_write(T.ep[s], &src[i], 8, T.addr[!s], at, key);
+	else if (kind == 1)
+		r = fi_read(T.ep[s], &dst[i], 8, NULL, T.addr[!s], at, key,
+			    &ctx[i]);
+	else
+		r = fi_fetch_atomic(T.ep[s], &src[i], 1, NULL, &dst[i], NULL,
+				    T.addr[!s], at, key, FI_UINT64, FI_SUM,
+				    &ctx[i]);
+	if (r == -FI_EAGAIN)
+		return false;
+	assert_int_equal(r, 0);
+	return true;
+}
+
+static void t_cross(int kind)
+{
+	uint64_t *src[2], *dst[2];
+	struct fi_context *ctx[2];
+	int sent[2] = { 0, 0 }, s, i;
+	uint64_t deadline = t_now_s() + 10;
+
+	for (s = 0; s < 2; s++) {
+		src[s] = calloc(XN, 8);
+		dst[s] = calloc(XN, 8);
+		ctx[s] = calloc(XN, sizeof(**ctx));
+		assert_non_null(src[s]);
+		assert_non_null(dst[s]);
+		assert_non_null(ctx[s]);
+		/* reads see, fetches add to, a known value per slot */
+		for (i = 0; i < XN; i++)
+			((uint64_t *)(tbuf + 1048576 + s * 65536))[i] =
+				kind ? 1000 + (uint64_t)i : 0;
+	}
+	while (sent[0] < XN || sent[1] < XN) {
+		for (s = 0; s < 2; s++)
+			while (sent[s] < XN &&
+			       t_cross_post(kind, s, sent[s], src[s], dst[s],
+					    ctx[s]))
+				sent[s]++;
+		t_poll(&T);
+		if (t_now_s() > deadline)
+			fail_msg("both sides stuck: %d and %d of %d posted",
+				 sent[0], sent[1], XN);
+	}
+	for (s = 0; s < 2; s++) {
+		uint64_t *area = (uint64_t *)(tbuf + 1048576 + s * 65536);
+
+		if (kind == 0) {
+			/* a read behind the writes (RMA RAW order) */
+			struct fi_context rc;
+			uint64_t last = 0;
+
+			T_POST(&T, fi_read(T.ep[s], &last, 8, NULL, T.addr[!s],
+					   raddr(tbuf, 1048576 + s * 65536 +
+							(XN - 1) * 8), key,
+					   &rc));
+			t_wait_ok(&T, &rc);
+			assert_int_equal(last, src[s][XN - 1]);
+		} else {
+			for (i = 0; i < XN; i++)
+				t_wait_ok(&T, &ctx[s][i]);
+		}
+		for (i = 0; i < XN; i++) {
+			if (kind == 0)
+				assert_int_equal(area[i], src[s][i]);
+			else
+				assert_int_equal(dst[s][i], 1000 + (uint64_t)i);
+			if (kind == 2)
+				assert_int_equal(area[i],
+						 1000 + (uint64_t)i + src[s][i]);
+		}
+		free(src[s]);
+		free(dst[s]);
+		free(ctx[s]);
+	}
+}
+
+static void test_cross_inject_write(void **state)
+{
+	(void)state;
+	t_cross(0);
+}
+
+static void test_cross_read(void **state)
+{
+	(void)state;
+	t_cross(1);
+}
+
+static void test_cross_fetch_atomic(void **state)
+{
+	(void)state;
+	t_cross(2);
+}
+
 /* Each test with CMA, and with CMA refused (initial state non-NULL). */
 #define T_RMA(f)							\
 	{ "cma/" #f, f, setup, teardown, NULL },			\
@@ -582,6 +696,9 @@ int main(void)
 		T_RMA(test_atomic_sum),
 		T_RMA(test_atomic_write_cswap),
 		T_RMA(test_inject_flag_rma),
+		T_RMA(test_cross_inject_write),
+		T_RMA(test_cross_read),
+		T_RMA(test_cross_fetch_atomic),
 		T_RMA(test_atomic_valid),
 	};
 
