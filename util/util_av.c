@@ -82,6 +82,9 @@ static int util_av_insert_locked(struct util_av *av, const void *addr,
 
 	HASH_FIND(hh, av->by_addr, addr, prov->addrlen, slot);
 	if (slot) {
+		if (prov->insert_again)
+			prov->insert_again(av, slot->fi_addr, slot->bytes,
+					   slot->bytes + av->data_off);
 		*fi_addr = slot->fi_addr;
 		return 0;
 	}

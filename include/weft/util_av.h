@@ -8,7 +8,10 @@
  * index of a slot, for FI_AV_MAP as for FI_AV_TABLE: TABLE hands out
  * 0, 1, 2 ... in insertion order; removed slots are reused by later
  * inserts (most recently freed first). Inserting an address already present
- * returns its existing fi_addr. Slots live in fixed chunks that never move,
+ * returns its existing fi_addr (fi_av(3) leaves duplicates to the provider)
+ * and tells the provider (insert_again): the same address may now name a
+ * new endpoint, one that replaced a closed one under the same name. Slots
+ * live in fixed chunks that never move,
  * so pointers from util_av_addr/util_av_data stay valid until the address
  * is removed, and lookups need no lock.
  *
@@ -52,6 +55,12 @@ struct util_av_prov {
 	 * frees the slot and fails that address. May be NULL. */
 	int (*insert)(struct util_av *av, fi_addr_t fi_addr, const void *addr,
 		      void *data);
+	/* An address already in the AV was inserted again (its fi_addr is
+	 * returned as it is): the endpoint behind it may have been replaced
+	 * since, so the provider must not trust what it learnt of the old
+	 * one. Called with the AV lock held. May be NULL. */
+	void (*insert_again)(struct util_av *av, fi_addr_t fi_addr,
+			     const void *addr, void *data);
 	/* Before the slot is freed (and at AV close for every live slot).
 	 * May be NULL. */
 	void (*remove)(struct util_av *av, fi_addr_t fi_addr, const void *addr,

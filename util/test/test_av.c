@@ -10,7 +10,8 @@ struct peer {
 	fi_addr_t fi_addr;
 };
 
-static int inserts, removes;
+static int inserts, removes, agains;
+static fi_addr_t again_addr;
 
 static int av_validate(struct util_av *av, const void *addr)
 {
@@ -41,11 +42,26 @@ static void av_remove(struct util_av *av, fi_addr_t fi_addr, const void *addr,
 	removes++;
 }
 
+/* The same address inserted again: the provider is told, on the slot
+ * it already has. */
+static void av_insert_again(struct util_av *av, fi_addr_t fi_addr,
+			    const void *addr, void *data)
+{
+	struct peer *p = data;
+
+	assert_int_equal(p->magic, 0xfeed);
+	assert_int_equal(p->fi_addr, fi_addr);
+	assert_memory_equal(util_av_addr(av, fi_addr), addr, ADDRLEN);
+	again_addr = fi_addr;
+	agains++;
+}
+
 static const struct util_av_prov test_av_prov = {
 	.addrlen = ADDRLEN,
 	.data_size = sizeof(struct peer),
 	.validate = av_validate,
 	.insert = av_insert,
+	.insert_again = av_insert_again,
 	.remove = av_remove,
 };
 
@@ -74,7 +90,7 @@ static void check_av_roundtrip(enum fi_av_type type)
 	fi_addr_t fa[300];
 	size_t len;
 
-	inserts = removes = 0;
+	inserts = removes = agains = 0;
 	assert_int_equal(test_env_open(&env, FI_VERSION(1, 17),
 				       FI_THREAD_SAFE, 0), 0);
 	av = av_open(&env, type, 16);	/* grows past its first chunk */
@@ -97,11 +113,15 @@ static void check_av_roundtrip(enum fi_av_type type)
 		assert_memory_equal(util_av_addr(to_util_av(av), fa[i]),
 				    addrs[i], ADDRLEN);
 	}
-	/* inserting a known address returns its fi_addr */
+	/* inserting a known address returns its fi_addr, and the provider
+	 * hears of it (the endpoint may have been replaced) */
 	fi_addr_t again;
+	assert_int_equal(agains, 0);
 	assert_int_equal(fi_av_insert(av, addrs[7], 1, &again, 0, NULL), 1);
 	assert_int_equal(again, fa[7]);
 	assert_int_equal(inserts, 300);
+	assert_int_equal(agains, 1);
+	assert_int_equal(again_addr, fa[7]);
 
 	/* remove, then the slot is gone and reusable */
 	assert_int_equal(fi_av_remove(av, &fa[5], 1, 0), 0);

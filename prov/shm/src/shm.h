@@ -97,6 +97,10 @@ struct shm_conn {
 	bool dead;
 	/* Its AV address was removed: the mapping goes once idle. */
 	bool av_removed;
+	/* An endpoint replaced it under its name (shm_conn_renew): it
+	 * left ep->conns for ep->retired, where it stays until the endpoint
+	 * closes (queued messages and caches may point at it). */
+	struct shm_conn *retired_next;
 	uint32_t acks_pending;		/* our replies waiting for its queue */
 	uint64_t ack_flush_seq;		/* shm_ack_flush pass that found it full */
 };
@@ -274,6 +278,8 @@ struct shm_ep {
 	 * releases are deferred; progress sweeps while nonzero. */
 	_Atomic uint32_t av_dirty;
 	uint32_t conns_removed;		/* conns with av_removed set */
+	struct shm_conn *retired;	/* replaced peers, see shm_conn */
+	uint32_t retired_mapped;	/* those whose mapping is still open */
 	struct shm_ep *av_prev, *av_next;	/* every shm endpoint */
 };
 

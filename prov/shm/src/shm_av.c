@@ -35,10 +35,11 @@ static int shm_av_validate(struct util_av *av, const void *addr)
 	return 0;
 }
 
+static _Atomic uint64_t shm_av_gen;
+
 static int shm_av_insert(struct util_av *av, fi_addr_t fi_addr,
 			 const void *addr, void *data)
 {
-	static _Atomic uint64_t shm_av_gen;
 	struct shm_av_data *d = data;
 
 	(void)av; (void)fi_addr; (void)addr;
@@ -75,19 +76,39 @@ void shm_av_ep_del(struct shm_ep *ep)
  * (shm_conn_sweep). gen 0 is never handed out, so the sweep sees the slot
  * stale even before util frees it.
  */
-static void shm_av_remove(struct util_av *av, fi_addr_t fi_addr,
-			  const void *addr, void *data)
+static void shm_av_changed(void)
 {
-	struct shm_av_data *d = data;
 	struct shm_ep *ep;
 
-	(void)av; (void)fi_addr; (void)addr;
-	d->gen = 0;
 	pthread_mutex_lock(&shm_av_eps_lock);
 	DL_FOREACH2(shm_av_eps, ep, av_next)
 		atomic_fetch_or_explicit(&ep->av_dirty, SHM_AV_CHANGED,
 					 memory_order_release);
 	pthread_mutex_unlock(&shm_av_eps_lock);
+}
+
+static void shm_av_remove(struct util_av *av, fi_addr_t fi_addr,
+			  const void *addr, void *data)
+{
+	struct shm_av_data *d = data;
+
+	(void)av; (void)fi_addr; (void)addr;
+	d->gen = 0;
+	shm_av_changed();
+}
+
+/* Inserted again: a new generation, as for a new insert, so that every
+ * endpoint looks at the address again before its next send to it
+ * (shm_conn_tx_slow), which is where an endpoint that replaced the one
+ * we knew under that name is found (shm_conn_renew). */
+static void shm_av_insert_again(struct util_av *av, fi_addr_t fi_addr,
+				const void *addr, void *data)
+{
+	struct shm_av_data *d = data;
+
+	(void)av; (void)fi_addr; (void)addr;
+	d->gen = atomic_fetch_add(&shm_av_gen, 1) + 1;
+	shm_av_changed();
 }
 
 static const char *shm_av_straddr(const void *addr, char *buf, size_t *len)
@@ -105,6 +126,7 @@ const struct util_av_prov shm_av_prov = {
 	.data_size = sizeof(struct shm_av_data),
 	.validate = shm_av_validate,
 	.insert = shm_av_insert,
+	.insert_again = shm_av_insert_again,
 	.remove = shm_av_remove,
 	.straddr = shm_av_straddr,
 };

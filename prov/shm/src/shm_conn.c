@@ -76,19 +76,54 @@ static int shm_tx_map_grow(struct shm_ep *ep, fi_addr_t fi_addr)
 }
 
 static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c);
+static void shm_conn_fail(struct shm_ep *ep, struct shm_conn *conn);
 
-/* A peer found dead stays dead for the fi_addrs that named it; an address
- * inserted anew is the application's word that something lives under that
- * name again (a named endpoint restarted), so the conn starts over once
- * nothing of the old peer is in flight. */
-static void shm_conn_revive(struct shm_conn *c)
+/* c no longer names the endpoint under its name: its operations fail
+ * (the endpoint they went to is gone), and it leaves the name to a new
+ * conn. It is kept (dead) because cells of the old endpoint still in our
+ * queue, unexpected messages and caches point at it; its mapping goes
+ * once nothing uses it (shm_conn_sweep). */
+static void shm_conn_retire(struct shm_ep *ep, struct shm_conn *c)
 {
-	FI_INFO(&shm_prov, FI_LOG_AV, "%s inserted again: reconnecting\n",
+	size_t i;
+
+	FI_INFO(&shm_prov, FI_LOG_AV, "%s was replaced by a new endpoint\n",
 		c->name);
-	shm_peer_close(c->peer);
-	c->peer = NULL;
-	c->dead = false;
-	c->split_share = SHM_SPLIT_ONE / 2;
+	HASH_DEL(ep->conns, c);
+	if (!c->dead)
+		shm_conn_fail(ep, c);
+	for (i = 0; i < ep->tx_map_len; i++)
+		if (ep->tx_map[i].conn == c)
+			ep->tx_map[i].conn = NULL;
+	if (c->av_removed) {
+		c->av_removed = false;
+		ep->conns_removed--;
+	}
+	c->fi_addr = FI_ADDR_NOTAVAIL;
+	c->retired_next = ep->retired;
+	ep->retired = c;
+	if (c->peer) {
+		ep->retired_mapped++;
+		atomic_fetch_or_explicit(&ep->av_dirty, SHM_AV_PENDING,
+					 memory_order_relaxed);
+	}
+}
+
+/* The conn for c's name as it is now: c, or a new one when the endpoint
+ * c knew is dead or its region is no longer the one under the name (it
+ * closed and a new endpoint took the name: fabtests' multi-client runs
+ * its clients one after the other under one address). Called when an
+ * address is inserted (again) and when a new sender slot appears, not
+ * per message. */
+static struct shm_conn *shm_conn_renew(struct shm_ep *ep, struct shm_conn *c)
+{
+	char name[SHM_NAME_MAX];
+
+	if (!c->dead && (!c->peer || shm_peer_current(c->peer)))
+		return c;
+	memcpy(name, c->name, sizeof(name));
+	shm_conn_retire(ep, c);
+	return shm_conn_get(ep, name);
 }
 
 static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
@@ -108,12 +143,14 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 			return ret;
 	}
 	c = shm_conn_get(ep, name);
+	/* A peer found dead stays dead for the fi_addrs that named it; an
+	 * address inserted (again) since is the application's word that
+	 * something may live under that name now. */
+	if (c && (ep->tx_map[fi_addr].conn != c ||
+		  ep->tx_map[fi_addr].gen != gen))
+		c = shm_conn_renew(ep, c);
 	if (!c)
 		return -FI_ENOMEM;
-	if (WEFT_UNLIKELY(c->dead) &&
-	    (ep->tx_map[fi_addr].conn != c || ep->tx_map[fi_addr].gen != gen) &&
-	    !shm_conn_busy(ep, c))
-		shm_conn_revive(c);
 	ret = shm_conn_open_peer(ep, c);
 	if (ret)
 		return ret;
@@ -177,6 +214,8 @@ shm_conn_by_src_slow(struct shm_ep *ep, const struct shm_cell_hdr *hdr,
 	if ((uint16_t)gen != hdr->src_gen)
 		return NULL;
 	c = shm_conn_get(ep, name);
+	if (c)
+		c = shm_conn_renew(ep, c);
 	if (!c)
 		return NULL;
 	m->conn = c;
@@ -217,14 +256,20 @@ fi_addr_t shm_conn_fi_addr_checked(struct shm_ep *ep, struct shm_conn *conn)
 	return shm_conn_fi_addr_slow(ep, conn);
 }
 
-static void shm_conn_mark_dead(struct shm_ep *ep, struct shm_conn *conn)
+/* Its operations fail; nothing is sent to it any more. */
+static void shm_conn_fail(struct shm_ep *ep, struct shm_conn *conn)
 {
-	FI_WARN(&shm_prov, FI_LOG_EP_DATA, "peer %s is gone\n", conn->name);
 	conn->dead = true;
 	shm_tx_fail_conn(ep, conn, FI_EHOSTUNREACH);
 	shm_rx_fail_conn(ep, conn);
 	shm_rma_bounce_fail_conn(ep, conn);
 	shm_region_reap(ep->region);
+}
+
+static void shm_conn_mark_dead(struct shm_ep *ep, struct shm_conn *conn)
+{
+	FI_WARN(&shm_prov, FI_LOG_EP_DATA, "peer %s is gone\n", conn->name);
+	shm_conn_fail(ep, conn);
 }
 
 bool shm_conn_check(struct shm_ep *ep, struct shm_conn *conn)
@@ -254,6 +299,12 @@ void shm_conn_close_all(struct shm_ep *ep)
 		shm_peer_close(conn->peer);
 		free(conn);
 	}
+	while ((conn = ep->retired)) {
+		ep->retired = conn->retired_next;
+		shm_peer_close(conn->peer);
+		free(conn);
+	}
+	ep->retired_mapped = 0;
 	free(ep->tx_map);
 	ep->tx_map = NULL;
 	ep->tx_map_len = 0;
@@ -356,6 +407,20 @@ static void shm_conn_release(struct shm_ep *ep, struct shm_conn *c)
 	ep->conns_removed--;
 }
 
+/* Retired conns keep their mapping while something still uses it. */
+static void shm_conn_unmap_retired(struct shm_ep *ep)
+{
+	struct shm_conn *c;
+
+	for (c = ep->retired; c; c = c->retired_next) {
+		if (!c->peer || shm_conn_busy(ep, c))
+			continue;
+		shm_peer_close(c->peer);
+		c->peer = NULL;
+		ep->retired_mapped--;
+	}
+}
+
 void shm_conn_sweep(struct shm_ep *ep)
 {
 	uint32_t what = atomic_exchange_explicit(&ep->av_dirty, 0,
@@ -364,13 +429,15 @@ void shm_conn_sweep(struct shm_ep *ep)
 
 	if (what & SHM_AV_CHANGED)
 		shm_conn_mark_removed(ep);
-	if (!ep->conns_removed)
+	if (ep->retired_mapped)
+		shm_conn_unmap_retired(ep);
+	if (!ep->conns_removed && !ep->retired_mapped)
 		return;
 	HASH_ITER(hh, ep->conns, c, tmp)
 		if (c->av_removed && !shm_conn_busy(ep, c))
 			shm_conn_release(ep, c);
 	/* Deferred releases keep progress coming back here. */
-	if (ep->conns_removed)
+	if (ep->conns_removed || ep->retired_mapped)
 		atomic_fetch_or_explicit(&ep->av_dirty, SHM_AV_PENDING,
 					 memory_order_relaxed);
 }

@@ -6,6 +6,7 @@
 #include "weft/log.h"
 #include "shm_transport.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,23 @@ bool shm_peer_alive(struct shm_peer *peer)
 	if (!peer->dead && !shm_region_fd_alive(peer->fd))
 		peer->dead = true;
 	return !peer->dead;
+}
+
+bool shm_peer_current(const struct shm_peer *peer)
+{
+	struct stat mine, named;
+	bool same;
+	int fd;
+
+	if (peer->dead)
+		return false;
+	fd = shm_open(peer->name, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)	/* unlinked: closed, nothing replaced it yet */
+		return errno != ENOENT;
+	same = !fstat(fd, &named) && !fstat(peer->fd, &mine) &&
+	       named.st_dev == mine.st_dev && named.st_ino == mine.st_ino;
+	close(fd);
+	return same;
 }
 
 bool shm_peer_drained(const struct shm_peer *peer)

@@ -89,6 +89,12 @@ static inline void shm_peer_cma_lost(struct shm_peer *peer)
  * long, not per message. Once false, stays false. */
 bool shm_peer_alive(struct shm_peer *peer);
 
+/* Is the region we mapped still the one under its name? False once its
+ * owner closed it (or died) and another endpoint created a region of
+ * the same name: a new incarnation, which this mapping does not reach.
+ * A few syscalls: control path only. */
+bool shm_peer_current(const struct shm_peer *peer);
+
 /* Has the peer consumed (polled and handed back) every cell we committed
  * to its queue? Our cells name us by our slot there, so the slot must stay
  * ours until then. Reads two shared words, no syscall; a peer that never

@@ -900,6 +900,77 @@ static void test_named_endpoint_restart(void **state)
 	fi_freeinfo(hints);
 }
 
+/* Upstream's fi_rdm_multi_client: clients one after the other under the
+ * same name (same service), each announcing itself with a message; the
+ * server inserts each one's address (never removing it) and answers it.
+ * The insert returns the fi_addr it gave the first client, and that
+ * fi_addr must now reach the new endpoint, not the closed one. A second
+ * insert of a live address keeps its fi_addr and its peer. */
+static void test_reinsert_new_incarnation(void **state)
+{
+	struct fi_info *hints = t_hints(FI_MSG), *cinfo;
+	struct fid_ep *cep;
+	char svc[32], cname[T_ADDR_LEN];
+	size_t len;
+	fi_addr_t client, first = FI_ADDR_NOTAVAIL, again;
+	uint32_t hello, got, answer, back;
+	struct fi_context sc, rc, sc2, rc2;
+	int round;
+
+	(void)state;
+	snprintf(svc, sizeof(svc), "mc%d", (int)getpid());
+	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), NULL, svc, FI_SOURCE,
+				    hints, &cinfo), 0);
+	for (round = 0; round < 3; round++) {
+		assert_int_equal(fi_endpoint(T.domain, cinfo, &cep, NULL), 0);
+		assert_int_equal(fi_ep_bind(cep, &T.av->fid, 0), 0);
+		assert_int_equal(fi_ep_bind(cep, &T.cq->fid,
+					    FI_TRANSMIT | FI_RECV), 0);
+		assert_int_equal(fi_enable(cep), 0);
+		len = sizeof(cname);
+		assert_int_equal(fi_getname(&cep->fid, cname, &len), 0);
+
+		/* the client says hello; the server learns its address */
+		hello = 100 + (uint32_t)round;
+		got = 0;
+		T_POST(&T, fi_recv(T.ep[0], &got, 4, NULL, FI_ADDR_UNSPEC,
+				   &rc));
+		T_POST(&T, fi_send(cep, &hello, 4, NULL, T.addr[0], &sc));
+		t_wait_ok(&T, &rc);
+		t_wait_ok(&T, &sc);
+		assert_int_equal(got, 100 + round);
+		assert_int_equal(fi_av_insert(T.av, cname, 1, &client, 0, NULL),
+				 1);
+		if (round == 0)
+			first = client;
+		assert_int_equal(client, first);
+
+		/* the server answers through that fi_addr */
+		answer = 200 + (uint32_t)round;
+		back = 0;
+		T_POST(&T, fi_recv(cep, &back, 4, NULL, FI_ADDR_UNSPEC, &rc2));
+		T_POST(&T, fi_send(T.ep[0], &answer, 4, NULL, client, &sc2));
+		t_wait_ok(&T, &sc2);
+		t_wait_ok(&T, &rc2);
+		assert_int_equal(back, 200 + round);
+
+		/* inserted again while it lives: same fi_addr, still works */
+		assert_int_equal(fi_av_insert(T.av, cname, 1, &again, 0, NULL),
+				 1);
+		assert_int_equal(again, client);
+		answer = 300 + (uint32_t)round;
+		back = 0;
+		T_POST(&T, fi_recv(cep, &back, 4, NULL, FI_ADDR_UNSPEC, &rc2));
+		T_POST(&T, fi_send(T.ep[0], &answer, 4, NULL, again, &sc2));
+		t_wait_ok(&T, &sc2);
+		t_wait_ok(&T, &rc2);
+		assert_int_equal(back, 300 + round);
+		assert_int_equal(fi_close(&cep->fid), 0);
+	}
+	fi_freeinfo(cinfo);
+	fi_freeinfo(hints);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -929,6 +1000,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_named_endpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_named_endpoint_restart, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_reinsert_new_incarnation,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
