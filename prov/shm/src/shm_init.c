@@ -44,10 +44,14 @@ struct fi_provider shm_prov = {
 	.cleanup = shm_cleanup,
 };
 
+/* FI_RMA_EVENT: every RMA and atomic runs in the target's progress
+ * (shm_rma_handle, shm_atomic_handle, shm_rma_bounce.c), which counts it
+ * on the FI_REMOTE_WRITE / FI_REMOTE_READ counters and reports remote CQ
+ * data (shm_rma_target_events). */
 #define SHM_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | \
 		  FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | \
 		  FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_MULTI_RECV | \
-		  FI_SOURCE | FI_LOCAL_COMM)
+		  FI_SOURCE | FI_LOCAL_COMM | FI_RMA_EVENT)
 
 /* Every operation toward one target runs in its single inbound queue, in
  * order, and the target finishes each one (copy included) before it reads

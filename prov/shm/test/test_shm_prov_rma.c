@@ -561,6 +561,106 @@ static void test_atomic_valid(void **state)
 	assert_true(count >= 1);
 }
 
+/* FI_RMA_EVENT (upstream fi_rdm_rma_event): fi_getinfo offers it, and a
+ * target endpoint created with it counts every RMA and atomic aimed at it
+ * on the counters bound with FI_REMOTE_WRITE / FI_REMOTE_READ, inline,
+ * CMA or bounce sized, and reports remote CQ data in its CQ with
+ * FI_RMA | FI_REMOTE_WRITE. The counts are checked, and the data. */
+static void t_cntr_wait(struct fid_cntr *c, uint64_t want)
+{
+	uint64_t deadline = t_now_s() + T_DEADLINE_S;
+
+	while (fi_cntr_read(c) < want) {
+		t_poll(&T);
+		if (t_now_s() > deadline)
+			fail_msg("counter at %llu, want %llu",
+				 (unsigned long long)fi_cntr_read(c),
+				 (unsigned long long)want);
+	}
+}
+
+static void test_rma_event(void **state)
+{
+	struct fi_info *hints = t_hints(CAPS | FI_RMA_EVENT), *info;
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *wcntr, *rcntr;
+	struct fid_ep *tep;
+	char name[T_ADDR_LEN];
+	size_t len = sizeof(name), sizes[] = { 8, 4000, 300000 }, i;
+	uint8_t *src = malloc(300000), *back = malloc(300000);
+	uint64_t add = 7, old = 0, *t64 = (uint64_t *)(tbuf + 2097152);
+	struct fi_context c[8];
+	struct fi_cq_tagged_entry e;
+	fi_addr_t ta;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(back);
+	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				    &info), 0);
+	assert_true(info->caps & FI_RMA_EVENT);
+	assert_int_equal(fi_endpoint(T.domain, info, &tep, NULL), 0);
+	assert_int_equal(fi_cntr_open(T.domain, &ca, &wcntr, NULL), 0);
+	assert_int_equal(fi_cntr_open(T.domain, &ca, &rcntr, NULL), 0);
+	assert_int_equal(fi_ep_bind(tep, &T.av->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(tep, &T.cq->fid, FI_TRANSMIT | FI_RECV),
+			 0);
+	assert_int_equal(fi_ep_bind(tep, &wcntr->fid, FI_REMOTE_WRITE), 0);
+	assert_int_equal(fi_ep_bind(tep, &rcntr->fid, FI_REMOTE_READ), 0);
+	assert_int_equal(fi_enable(tep), 0);
+	assert_int_equal(fi_getname(&tep->fid, name, &len), 0);
+	assert_int_equal(fi_av_insert(T.av, name, 1, &ta, 0, NULL), 1);
+
+	for (i = 0; i < 3; i++) {
+		t_fill(src, sizes[i], (unsigned)(80 + i));
+		memset(back, 0, sizes[i]);
+		T_POST(&T, fi_write(T.ep[0], src, sizes[i], NULL, ta,
+				    raddr(tbuf, 1 << 20), key, &c[0]));
+		t_wait_ok(&T, &c[0]);
+		t_cntr_wait(wcntr, i + 1);
+		assert_int_equal(t_check(tbuf + (1 << 20), sizes[i], 80 + i),
+				 -1);
+		T_POST(&T, fi_read(T.ep[0], back, sizes[i], NULL, ta,
+				   raddr(tbuf, 1 << 20), key, &c[1]));
+		t_wait_ok(&T, &c[1]);
+		t_cntr_wait(rcntr, i + 1);
+		assert_int_equal(t_check(back, sizes[i], 80 + i), -1);
+	}
+	T_POST(&T, fi_writedata(T.ep[0], src, 16, NULL, 0x5151, ta,
+				raddr(tbuf, 4096), key, &c[2]));
+	t_wait_ok(&T, &c[2]);
+	e = t_wait_ok(&T, NULL);	/* the target's entry has no context */
+	assert_int_equal(e.flags, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+	assert_int_equal(e.data, 0x5151);
+	t_cntr_wait(wcntr, 4);
+	*t64 = 35;
+	T_POST(&T, fi_atomic(T.ep[0], &add, 1, NULL, ta, raddr(tbuf, 2097152),
+			     key, FI_UINT64, FI_SUM, &c[3]));
+	t_wait_ok(&T, &c[3]);
+	t_cntr_wait(wcntr, 5);
+	T_POST(&T, fi_fetch_atomic(T.ep[0], &add, 1, NULL, &old, NULL, ta,
+				   raddr(tbuf, 2097152), key, FI_UINT64,
+				   FI_SUM, &c[4]));
+	t_wait_ok(&T, &c[4]);
+	t_cntr_wait(rcntr, 4);
+	assert_int_equal(old, 42);
+	assert_int_equal(*t64, 49);
+	/* nothing counted twice, nothing in the error counts */
+	assert_int_equal(fi_cntr_read(wcntr), 5);
+	assert_int_equal(fi_cntr_read(rcntr), 4);
+	assert_int_equal(fi_cntr_readerr(wcntr), 0);
+	assert_int_equal(fi_cntr_readerr(rcntr), 0);
+
+	assert_int_equal(fi_av_remove(T.av, &ta, 1, 0), 0);
+	assert_int_equal(fi_close(&tep->fid), 0);
+	assert_int_equal(fi_close(&wcntr->fid), 0);
+	assert_int_equal(fi_close(&rcntr->fid), 0);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	free(src);
+	free(back);
+}
+
 /* Two endpoints writing to each other as fast as they can (upstream's
  * fi_rma_bw -o write both ways): each first fills the other's queue with
  * requests without progressing, then both post and progress in turns.
@@ -696,6 +796,7 @@ int main(void)
 		T_RMA(test_atomic_sum),
 		T_RMA(test_atomic_write_cswap),
 		T_RMA(test_inject_flag_rma),
+		T_RMA(test_rma_event),
 		T_RMA(test_cross_inject_write),
 		T_RMA(test_cross_read),
 		T_RMA(test_cross_fetch_atomic),

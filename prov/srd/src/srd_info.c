@@ -12,8 +12,11 @@
 #define SRD_MSG_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 		      FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
 		      FI_REMOTE_COMM)
+/* FI_RMA_EVENT: the target counts every RMA and atomic aimed at it;
+ * an endpoint with a remote counter bound asks its peers to emulate RMA
+ * toward it (SRD_FEAT_RMA_EVENT), which the target handles itself. */
 #define SRD_RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
-		      FI_REMOTE_WRITE)
+		      FI_REMOTE_WRITE | FI_RMA_EVENT)
 
 size_t srd_rounddown_pow2(size_t v)
 {

@@ -168,7 +168,8 @@ static void srd_peer_hello_fill(struct srd_ep *ep, struct srd_peer *peer,
 	memcpy(h->name, &ep->name, sizeof(h->name));
 	h->sender_id = peer->id;
 	h->features = (ep->dev->caps.rdma_read ? SRD_FEAT_RDMA_READ : 0) |
-		      (ep->dev->caps.rdma_write ? SRD_FEAT_RDMA_WRITE : 0);
+		      (ep->dev->caps.rdma_write ? SRD_FEAT_RDMA_WRITE : 0) |
+		      (srd_ep_counts_rma(ep) ? SRD_FEAT_RMA_EVENT : 0);
 	srd_ring_hello_fill(ep, peer, h);
 }
 

@@ -63,6 +63,10 @@ enum srd_pkt_type {
 /* with DATA_RING: the ring is framed in 128-byte lines, a flag word in
  * each (srd_ring.h); without it, one sequence word per slot */
 #define SRD_FEAT_RING_LINE128	(1ull << 3)
+/* The sender counts RMA aimed at it (remote-write/read counters bound,
+ * FI_RMA_EVENT): its peers emulate RMA toward it, because a device RDMA
+ * write or read without immediate never reaches the target's CPU. */
+#define SRD_FEAT_RMA_EVENT	(1ull << 4)
 
 struct srd_pkt_base {
 	uint8_t version;

@@ -311,6 +311,15 @@ static inline struct srd_ep *to_srd_ep_util(struct util_ep *util)
 	return container_of(util, struct srd_ep, util);
 }
 
+/* Something observes RMA aimed at this endpoint (FI_RMA_EVENT): a
+ * counter bound with FI_REMOTE_WRITE or FI_REMOTE_READ. Remote CQ data
+ * needs nothing more: a device write with immediate reaches the target. */
+static inline bool srd_ep_counts_rma(const struct srd_ep *ep)
+{
+	return ep->util.cntrs[UTIL_CNTR_REMOTE_WRITE] ||
+	       ep->util.cntrs[UTIL_CNTR_REMOTE_READ];
+}
+
 /* ---- provider-internal entry points -------------------------------------- */
 
 /* srd_init.c */

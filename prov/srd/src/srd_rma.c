@@ -236,8 +236,9 @@ static int srd_rma_op_decide(struct srd_ep *ep, struct srd_rma_op *op)
 		srd_peer_hello_send(ep, peer, SRD_PKT_HELLO);
 	if (peer->state != SRD_PEER_READY)
 		return -FI_EAGAIN;
-	op->hw = peer->features & (write ? SRD_FEAT_RDMA_WRITE :
-					   SRD_FEAT_RDMA_READ);
+	op->hw = (peer->features & (write ? SRD_FEAT_RDMA_WRITE :
+					    SRD_FEAT_RDMA_READ)) &&
+		 !(peer->features & SRD_FEAT_RMA_EVENT);
 	op->started = true;
 	return 0;
 }

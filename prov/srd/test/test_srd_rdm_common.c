@@ -79,6 +79,9 @@ static void tep_close(struct tep *e)
 		assert_int_equal(fi_close(&e->ep->fid), 0);
 	if (e->rx_cntr)
 		assert_int_equal(fi_close(&e->rx_cntr->fid), 0);
+	for (int i = 0; i < 2; i++)
+		if (e->extra_cntr[i])
+			assert_int_equal(fi_close(&e->extra_cntr[i]->fid), 0);
 	assert_int_equal(fi_close(&e->cq->fid), 0);
 	assert_int_equal(fi_close(&e->av->fid), 0);
 }

@@ -39,6 +39,7 @@ struct tep {
 	struct fid_cq *cq;
 	struct fid_av *av;
 	struct fid_cntr *rx_cntr;
+	struct fid_cntr *extra_cntr[2];	/* closed with the endpoint */
 	char name[64];
 	size_t namelen;
 	fi_addr_t peer;		/* the other endpoint in this one's AV */

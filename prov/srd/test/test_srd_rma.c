@@ -336,6 +336,57 @@ static void test_inject_flag(void **state)
 	free(want);
 }
 
+/* FI_RMA_EVENT (upstream fi_rdm_rma_event): a target with counters bound
+ * FI_REMOTE_WRITE / FI_REMOTE_READ counts every write, read and atomic
+ * aimed at it, also where the device could have done the RMA without its
+ * CPU (its handshake asks the initiator to emulate toward it). */
+static void test_rma_event(void **state)
+{
+	struct trma t;
+	uint8_t src[3000], back[3000];
+	uint64_t add = 2, *t64;
+	uint64_t deadline;
+	long i;
+	int ctx;
+
+	(void)state;
+	srd_rma_force_emulation = false;
+	trma_open_rma_event(&t, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	print_message("# device write %d read %d\n",
+		      to_srd_ep(t.f.a.ep)->rma->hw_write,
+		      to_srd_ep(t.f.a.ep)->rma->hw_read);
+	for (i = 0; i < 3; i++) {
+		tfab_fill(src, sizeof(src), (unsigned)(50 + i));
+		assert_int_equal(fi_write(t.f.a.ep, src, sizeof(src), NULL,
+					  t.f.a.peer, t.base + 100, t.key,
+					  &ctx), 0);
+		expect_ok(&t, &ctx, FI_RMA | FI_WRITE);
+		assert_memory_equal(t.region + 100, src, sizeof(src));
+		memset(back, 0, sizeof(back));
+		assert_int_equal(fi_read(t.f.a.ep, back, sizeof(back), NULL,
+					 t.f.a.peer, t.base + 100, t.key,
+					 &ctx), 0);
+		expect_ok(&t, &ctx, FI_RMA | FI_READ);
+		assert_memory_equal(back, src, sizeof(back));
+	}
+	t64 = (uint64_t *)(t.region + 8192);
+	*t64 = 40;
+	assert_int_equal(fi_atomic(t.f.a.ep, &add, 1, NULL, t.f.a.peer,
+				   t.base + 8192, t.key, FI_UINT64, FI_SUM,
+				   &ctx), 0);
+	expect_ok(&t, &ctx, FI_ATOMIC);
+	assert_int_equal(*t64, 42);
+	/* the counts land with the target's progress */
+	deadline = 4000000;
+	for (i = 0; i < (long)deadline && (fi_cntr_read(t.rw_cntr) < 4 ||
+					   fi_cntr_read(t.rr_cntr) < 3); i++)
+		tfab_poll(&t.f);
+	assert_int_equal(fi_cntr_read(t.rw_cntr), 4);
+	assert_int_equal(fi_cntr_read(t.rr_cntr), 3);
+	assert_int_equal(fi_cntr_readerr(t.rw_cntr), 0);
+	trma_close(&t);
+}
+
 static void test_mr_key_is_rkey(void **state)
 {
 	struct trma *t = T(state);
@@ -613,6 +664,7 @@ int main(void)
 	 * hardware ones with the device's RDMA, the others emulated. */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_opt_logic),
+		cmocka_unit_test(test_rma_event),
 		HW(test_write_sizes),
 		HW(test_read_sizes),
 		HW(test_iov),

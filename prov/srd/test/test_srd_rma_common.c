@@ -9,7 +9,8 @@
 /* tfab_open, plus the mr_mode RMA needs (FI_MR_PROV_KEY|VIRT_ADDR|
  * ALLOCATED, as srd offers): core refuses RMA infos to applications that
  * support no mr_mode. */
-static void trma_ep_open(struct tfab *f, struct tep *e)
+static void trma_ep_open(struct tfab *f, struct tep *e,
+			 struct fid_cntr *rw, struct fid_cntr *rr)
 {
 	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .size = 1024 };
 	struct fi_av_attr aa = { .type = FI_AV_TABLE };
@@ -21,19 +22,27 @@ static void trma_ep_open(struct tfab *f, struct tep *e)
 	assert_int_equal(fi_ep_bind(e->ep, &e->cq->fid,
 				    FI_TRANSMIT | FI_RECV), 0);
 	assert_int_equal(fi_ep_bind(e->ep, &e->av->fid, 0), 0);
+	if (rw)
+		assert_int_equal(fi_ep_bind(e->ep, &rw->fid, FI_REMOTE_WRITE),
+				 0);
+	if (rr)
+		assert_int_equal(fi_ep_bind(e->ep, &rr->fid, FI_REMOTE_READ),
+				 0);
 	assert_int_equal(fi_enable(e->ep), 0);
 	e->namelen = sizeof(e->name);
 	assert_int_equal(fi_getname(&e->ep->fid, e->name, &e->namelen), 0);
 }
 
-static void trma_fab_open(struct tfab *f)
+static void trma_fab_open(struct trma *t, uint64_t caps)
 {
 	struct fi_info *hints = fi_allocinfo();
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	struct tfab *f = &t->f;
 
 	memset(f, 0, sizeof(*f));
 	tfab_env();
 	assert_non_null(hints);
-	hints->caps = FI_MSG | FI_RMA;
+	hints->caps = FI_MSG | FI_RMA | caps;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_LOCAL;
@@ -45,21 +54,30 @@ static void trma_fab_open(struct tfab *f)
 	f->mtu = f->eager_max + 64;
 	assert_int_equal(fi_fabric(f->info->fabric_attr, &f->fabric, NULL), 0);
 	assert_int_equal(fi_domain(f->fabric, f->info, &f->domain, NULL), 0);
-	trma_ep_open(f, &f->a);
-	trma_ep_open(f, &f->b);
+	if (caps & FI_RMA_EVENT) {
+		assert_true(f->info->caps & FI_RMA_EVENT);
+		assert_int_equal(fi_cntr_open(f->domain, &ca, &t->rw_cntr,
+					      NULL), 0);
+		assert_int_equal(fi_cntr_open(f->domain, &ca, &t->rr_cntr,
+					      NULL), 0);
+	}
+	trma_ep_open(f, &f->a, NULL, NULL);
+	trma_ep_open(f, &f->b, t->rw_cntr, t->rr_cntr);
+	f->b.extra_cntr[0] = t->rw_cntr;	/* closed after b */
+	f->b.extra_cntr[1] = t->rr_cntr;
 	assert_int_equal(fi_av_insert(f->a.av, f->b.name, 1, &f->a.peer, 0,
 				      NULL), 1);
 	assert_int_equal(fi_av_insert(f->b.av, f->a.name, 1, &f->b.peer, 0,
 				      NULL), 1);
 }
 
-void trma_open(struct trma *t, uint64_t access)
+static void trma_open_caps(struct trma *t, uint64_t access, uint64_t caps)
 {
 	uint8_t msg[8] = { 1, 2, 3 }, got[8];
 	struct tent e;
 
 	memset(t, 0, sizeof(*t));
-	trma_fab_open(&t->f);
+	trma_fab_open(t, caps);
 	t->mem = malloc(TRMA_REGION + 2 * TRMA_GUARD);
 	assert_non_null(t->mem);
 	t->region = t->mem + TRMA_GUARD;
@@ -79,6 +97,16 @@ void trma_open(struct trma *t, uint64_t access)
 	assert_int_equal(e.err, 0);
 	e = tfab_take(&t->f.a);
 	assert_int_equal(e.err, 0);
+}
+
+void trma_open(struct trma *t, uint64_t access)
+{
+	trma_open_caps(t, access, 0);
+}
+
+void trma_open_rma_event(struct trma *t, uint64_t access)
+{
+	trma_open_caps(t, access, FI_RMA_EVENT);
 }
 
 void trma_close(struct trma *t)

@@ -25,11 +25,16 @@ struct trma {
 	uint64_t key;
 	uint64_t base;		/* remote address of region[0] */
 	bool hw;		/* device RMA in use */
+	/* trma_open_rma_event: b's counters of RMA aimed at it */
+	struct fid_cntr *rw_cntr, *rr_cntr;
 };
 
 /* Open a and b, register the region at b with access, finish the
  * handshake a -> b with one message. */
 void trma_open(struct trma *t, uint64_t access);
+/* The same with FI_RMA_EVENT asked for, and counters bound at b with
+ * FI_REMOTE_WRITE (rw_cntr) and FI_REMOTE_READ (rr_cntr). */
+void trma_open_rma_event(struct trma *t, uint64_t access);
 void trma_close(struct trma *t);
 /* Fill region and guards with a pattern of seed. */
 void trma_fill_target(struct trma *t, unsigned int seed);
