@@ -33,9 +33,20 @@ static uint64_t util_cntr_readerr(struct fid_cntr *cntr_fid)
 	return atomic_load_explicit(&cntr->err, memory_order_acquire);
 }
 
+/* fi_poll(3): a counter is an event when it changed since the last
+ * fi_poll, fi_cntr_set or fi_cntr_add; these two move the baseline. */
+static void util_cntr_poll_rebase(struct util_cntr *cntr)
+{
+	atomic_store(&cntr->poll_value, atomic_load(&cntr->value));
+	atomic_store(&cntr->poll_err, atomic_load(&cntr->err));
+}
+
 static int util_cntr_add_op(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	util_cntr_add(to_util_cntr(cntr_fid), value);
+	struct util_cntr *cntr = to_util_cntr(cntr_fid);
+
+	util_cntr_add(cntr, value);
+	util_cntr_poll_rebase(cntr);
 	return 0;
 }
 
@@ -44,6 +55,7 @@ static int util_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 	struct util_cntr *cntr = to_util_cntr(cntr_fid);
 
 	atomic_store(&cntr->value, value);
+	util_cntr_poll_rebase(cntr);
 	util_wait_signal_armed(&cntr->wait);
 	return 0;
 }
@@ -123,6 +135,12 @@ static int util_cntr_close(struct fid *fid)
 			atomic_load(&cntr->ref));
 		return -FI_EBUSY;
 	}
+	if (atomic_load(&cntr->poll_ref)) {
+		FI_WARN(&weft_core_prov, FI_LOG_CNTR,
+			"cntr close: still in %d poll set(s)\n",
+			atomic_load(&cntr->poll_ref));
+		return -FI_EBUSY;
+	}
 	util_domain_unref(cntr->domain);
 	util_progress_list_fini(&cntr->progress);
 	util_wait_fini(&cntr->wait);
@@ -192,6 +210,9 @@ int util_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	atomic_init(&cntr->value, 0);
 	atomic_init(&cntr->err, 0);
 	atomic_init(&cntr->ref, 0);
+	atomic_init(&cntr->poll_ref, 0);
+	atomic_init(&cntr->poll_value, 0);
+	atomic_init(&cntr->poll_err, 0);
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = UTIL_OPS(&util_cntr_fi_ops);

@@ -572,6 +572,12 @@ static int util_cq_close(struct fid *fid)
 			atomic_load(&cq->ref));
 		return -FI_EBUSY;
 	}
+	if (atomic_load(&cq->poll_ref)) {
+		FI_WARN(&weft_core_prov, FI_LOG_CQ,
+			"cq close: still in %d poll set(s)\n",
+			atomic_load(&cq->poll_ref));
+		return -FI_EBUSY;
+	}
 	util_domain_unref(cq->domain);
 	util_cq_free(cq);
 	return 0;
@@ -653,6 +659,7 @@ static int util_cq_init(struct util_cq *cq, struct util_domain *domain,
 	cq->domain = domain;
 	cq->spin_ns = domain->wait_spin_ns;
 	atomic_init(&cq->ref, 0);
+	atomic_init(&cq->poll_ref, 0);
 	ret = util_cq_set_format(cq, attr->format);
 	if (ret)
 		return ret;

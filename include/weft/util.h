@@ -15,6 +15,7 @@
 #include "weft/util_domain.h"
 #include "weft/util_cq.h"
 #include "weft/util_cntr.h"
+#include "weft/util_poll.h"
 #include "weft/util_eq.h"
 #include "weft/util_av.h"
 #include "weft/util_ep.h"

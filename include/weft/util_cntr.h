@@ -29,6 +29,11 @@ struct util_cntr {
 	atomic_int ref;			/* endpoint bindings */
 	struct util_idle idle;		/* reads that saw no change */
 	uint64_t last_read;		/* value the last read returned (a hint) */
+	atomic_int poll_ref;		/* poll sets it is in (util_poll.h) */
+	/* What fi_poll last reported, or fi_cntr_set/add set: fi_poll
+	 * reports the counter when it differs from this. */
+	_Atomic uint64_t poll_value;
+	_Atomic uint64_t poll_err;
 };
 
 static inline struct util_cntr *to_util_cntr(struct fid_cntr *cntr)

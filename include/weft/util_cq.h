@@ -105,6 +105,7 @@ struct util_cq {
 	struct util_progress_list progress;
 	uint64_t spin_ns;
 	atomic_int ref;			/* endpoint bindings */
+	atomic_int poll_ref;		/* poll sets it is in (util_poll.h) */
 };
 
 static inline struct util_cq *to_util_cq(struct fid_cq *cq)

@@ -9,7 +9,7 @@
  * fi_ops_domain:
  *   .av_open = util_av_open, .cq_open = util_cq_open,
  *   .endpoint = <prov>_ep_open, .scalable_ep = util_no_scalable_ep,
- *   .cntr_open = util_cntr_open, .poll_open = util_no_poll_open,
+ *   .cntr_open = util_cntr_open, .poll_open = util_poll_open,
  *   .stx_ctx = util_no_stx_ctx, .srx_ctx = util_no_srx_ctx,
  *   .query_atomic = util_domain_query_atomic (or util_no_query_atomic),
  *   .query_collective = util_no_query_collective,

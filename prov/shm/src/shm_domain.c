@@ -14,6 +14,7 @@
 #include "weft/util_noop.h"
 #include "weft/util_cq.h"
 #include "weft/util_cntr.h"
+#include "weft/util_poll.h"
 #include "weft/util_av.h"
 
 static int shm_domain_close(struct fid *fid)
@@ -45,7 +46,7 @@ static const struct fi_ops_domain shm_domain_ops = {
 	.endpoint = shm_ep_open,
 	.scalable_ep = util_no_scalable_ep,
 	.cntr_open = util_cntr_open,
-	.poll_open = util_no_poll_open,
+	.poll_open = util_poll_open,
 	.stx_ctx = util_no_stx_ctx,
 	.srx_ctx = util_no_srx_ctx,
 	.query_atomic = util_domain_query_atomic,

@@ -971,6 +971,40 @@ static void test_reinsert_new_incarnation(void **state)
 	fi_freeinfo(hints);
 }
 
+/* fi_poll on an shm domain: the poll set progresses the endpoints bound
+ * to its CQ, and reports the CQ once the message has landed. */
+static void test_poll_set(void **state)
+{
+	struct fid_poll *ps;
+	struct fi_context sc, rc;
+	uint64_t v = 0x1122334455667788ull, r = 0;
+	uint64_t deadline = t_now_s() + T_DEADLINE_S;
+	void *ctx[2];
+	int n;
+
+	(void)state;
+	assert_int_equal(fi_poll_open(T.domain, &(struct fi_poll_attr){ 0 },
+				      &ps), 0);
+	assert_int_equal(fi_poll_add(ps, &T.cq->fid, 0), 0);
+	assert_int_equal(fi_poll(ps, ctx, 2), 0);
+	T_POST(&T, fi_recv(T.ep[1], &r, 8, NULL, FI_ADDR_UNSPEC, &rc));
+	T_POST(&T, fi_send(T.ep[0], &v, 8, NULL, T.addr[1], &sc));
+	/* only fi_poll progresses here, nothing reads the CQ */
+	while ((n = fi_poll(ps, ctx, 2)) == 0)
+		assert_true(t_now_s() <= deadline);
+	assert_int_equal(n, 1);
+	assert_ptr_equal(ctx[0], T.cq->fid.context);
+	while (r != v) {
+		fi_poll(ps, ctx, 2);
+		assert_true(t_now_s() <= deadline);
+	}
+	t_wait_ok(&T, &rc);
+	t_wait_ok(&T, &sc);
+	assert_int_equal(fi_poll(ps, ctx, 2), 0);
+	assert_int_equal(fi_poll_del(ps, &T.cq->fid, 0), 0);
+	assert_int_equal(fi_close(&ps->fid), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1002,6 +1036,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reinsert_new_incarnation,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poll_set, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -628,6 +628,40 @@ static void test_inject_flag_completes(void **state)
 	tfab_close(&f);
 }
 
+/* fi_poll on an srd domain: both endpoints' CQs in one set; polling it
+ * alone progresses them until the receive's CQ has its entry. */
+static void test_poll_set(void **state)
+{
+	struct fid_poll *ps;
+	struct tfab f;
+	char msg[] = "poll", got[8] = { 0 };
+	void *ctx[4];
+	long i;
+	int rctx, sctx;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	assert_int_equal(fi_poll_open(f.domain, &(struct fi_poll_attr){ 0 },
+				      &ps), 0);
+	assert_int_equal(fi_poll_add(ps, &f.a.cq->fid, 0), 0);
+	assert_int_equal(fi_poll_add(ps, &f.b.cq->fid, 0), 0);
+	assert_int_equal(fi_recv(f.b.ep, got, sizeof(got), NULL,
+				 FI_ADDR_UNSPEC, &rctx), 0);
+	TFAB_POST(&f, fi_send(f.a.ep, msg, sizeof(msg), NULL, f.a.peer,
+			      &sctx));
+	for (i = 0; i < 4000000 && strcmp(got, "poll"); i++)
+		assert_true(fi_poll(ps, ctx, 4) >= 0);
+	assert_string_equal(got, "poll");
+	assert_true(fi_poll(ps, ctx, 4) >= 1);
+	check_recv(&f, &rctx, sizeof(msg), 0, false);
+	check_send(&f, &sctx);
+	assert_int_equal(fi_poll(ps, ctx, 4), 0);
+	assert_int_equal(fi_poll_del(ps, &f.a.cq->fid, 0), 0);
+	assert_int_equal(fi_poll_del(ps, &f.b.cq->fid, 0), 0);
+	assert_int_equal(fi_close(&ps->fid), 0);
+	tfab_close(&f);
+}
+
 static void test_bad_args(void **state)
 {
 	struct tfab f;
@@ -719,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_api_variants),
 		cmocka_unit_test(test_cq_data_inject_iov),
 		cmocka_unit_test(test_inject_flag_completes),
+		cmocka_unit_test(test_poll_set),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_peer_gone),
 		cmocka_unit_test(test_long_protocol_choice),
