@@ -9,7 +9,8 @@
 # nothing in the ranks' environment but what -x passes (LD_LIBRARY_PATH to
 # weft, and the provider's own setting), so a run here is a command line a
 # user can copy. Two-sided and collective traffic goes through pml cm + mtl
-# ofi.
+# ofi; one-sided through pml ob1 + btl ofi (in its two-sided mode too, since
+# ob1 needs a btl that reaches every peer) + osc rdma.
 #
 # MPI_RANKS, MPI_PROVS, MPI_PROGS: subsets to run (default: all).
 # MPI_TIMEOUT: seconds one run may take (default 120).
@@ -19,7 +20,7 @@ libdir="$top_builddir/weft/.libs"
 progdir="$top_builddir/tests/mpi"
 ranks="${MPI_RANKS:-2 4 8}"
 provs="${MPI_PROVS:-shm srd}"
-progs="${MPI_PROGS:-mpi_p2p mpi_coll mpi_threads}"
+progs="${MPI_PROGS:-mpi_p2p mpi_coll mpi_threads mpi_rma}"
 limit="${MPI_TIMEOUT:-120}"
 
 count_words() { set -- $1; echo $#; }
@@ -60,6 +61,8 @@ prov_opts() { # PROV: the provider's setting, passed to the ranks
 
 transport_opts() { # PROG PROV
 	case $1 in
+	mpi_rma) echo "--mca pml ob1 --mca btl self,ofi --mca btl_ofi_mode 2" \
+		"--mca btl_ofi_provider_include $2 --mca osc rdma" ;;
 	*) echo "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include $2" ;;
 	esac
 }
@@ -69,6 +72,7 @@ checks_of() { # PROG: number of "ok" lines a passing run prints
 	mpi_p2p) echo 4 ;;
 	mpi_coll) echo 3 ;;
 	mpi_threads) echo 2 ;;
+	mpi_rma) echo 5 ;;
 	esac
 }
 
