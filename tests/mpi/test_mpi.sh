@@ -20,9 +20,10 @@ libdir="$top_builddir/weft/.libs"
 progdir="$top_builddir/tests/mpi"
 ranks="${MPI_RANKS:-2 4 8}"
 provs="${MPI_PROVS:-shm srd}"
-progs="${MPI_PROGS:-mpi_p2p mpi_coll mpi_threads mpi_rma}"
+progs="${MPI_PROGS:-mpi_p2p mpi_coll mpi_threads mpi_rma mpi_grad}"
 limit="${MPI_TIMEOUT:-120}"
 
+# shellcheck disable=SC2086 # splitting is the point
 count_words() { set -- $1; echo $#; }
 plan=$(( $(count_words "$ranks") * $(count_words "$provs") * $(count_words "$progs") ))
 
@@ -40,6 +41,16 @@ if [ ! -e "$libdir/libfabric.so.1" ]; then
 	done
 	exit 1
 fi
+
+# Debian's python3 carries python3-mpi4py and python3-numpy; a python3
+# earlier on PATH (pyenv, venv) may lack them.
+python=
+for p in ${PYTHON:-} /usr/bin/python3 python3; do
+	if "$p" -c 'import mpi4py, numpy' 2>/dev/null; then
+		python=$p
+		break
+	fi
+done
 
 root_opt=
 [ "$(id -u)" -eq 0 ] && root_opt=--allow-run-as-root
@@ -73,6 +84,7 @@ checks_of() { # PROG: number of "ok" lines a passing run prints
 	mpi_coll) echo 3 ;;
 	mpi_threads) echo 2 ;;
 	mpi_rma) echo 5 ;;
+	mpi_grad) echo 3 ;;
 	esac
 }
 
@@ -85,7 +97,15 @@ for prog in $progs; do
 		for np in $ranks; do
 			n=$((n + 1))
 			name="$prog $prov np=$np"
-			cmd="$progdir/$prog"
+			if [ "$prog" = mpi_grad ]; then
+				if [ -z "$python" ]; then
+					echo "not ok $n - $name: no python3 with mpi4py and numpy (Debian: python3-mpi4py python3-numpy)"
+					continue
+				fi
+				cmd="$python $top_srcdir/tests/mpi/mpi_grad.py"
+			else
+				cmd="$progdir/$prog"
+			fi
 			start=$(date +%s)
 			# shellcheck disable=SC2046,SC2086
 			env -i PATH="$PATH" HOME="${HOME:-/tmp}" TMPDIR="${TMPDIR:-/tmp}" \
