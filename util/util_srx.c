@@ -87,7 +87,8 @@ static void util_srx_dest_iov(struct util_srx *srx, const struct iovec *iov,
 	dest->comp_flags = FI_RECV | ((flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
 	dest->mrecv = NULL;
 	dest->iov_count = count;
-	memcpy(dest->iov, iov, count * sizeof(*iov));
+	if (count)	/* iov may be NULL then: memcpy from NULL is undefined */
+		memcpy(dest->iov, iov, count * sizeof(*iov));
 	dest->cap = util_iov_total(iov, count);
 	dest->want_comp = util_ep_rx_wants_comp(srx->ep, flags);
 	dest->discard = false;

@@ -684,6 +684,46 @@ static void test_cq_data(void **state)
 	t_wait_ok(&T, &sc);
 }
 
+/* Messages and receives with no iov array at all (msg_iov NULL,
+ * iov_count 0), as Open MPI's ofi MTL sends its MPI_Ssend acknowledgement:
+ * zero-byte messages that match like any other, whether the receive or
+ * the message comes first. The sanitizer build checks that nothing reads
+ * through the NULL iov arrays. */
+static void test_no_iov(void **state)
+{
+	struct fi_msg_tagged m = { .addr = FI_ADDR_UNSPEC, .tag = 0x5e };
+	struct fi_context sc, rc;
+	struct fi_cq_tagged_entry e;
+	char buf[8];
+
+	(void)state;
+	T_POST(&T, fi_trecv(T.ep[1], buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
+			    0x5e, 0, &rc));
+	m.addr = T.addr[1];
+	m.context = &sc;
+	T_POST(&T, fi_tsendmsg(T.ep[0], &m, FI_COMPLETION));
+	e = t_wait_ok(&T, &rc);
+	assert_int_equal(e.len, 0);
+	assert_int_equal(e.tag, 0x5e);
+	t_wait_ok(&T, &sc);
+
+	m.addr = FI_ADDR_UNSPEC;
+	m.context = &rc;
+	T_POST(&T, fi_trecvmsg(T.ep[1], &m, FI_COMPLETION));
+	T_POST(&T, fi_tsend(T.ep[0], NULL, 0, NULL, T.addr[1], 0x5e, &sc));
+	e = t_wait_ok(&T, &rc);
+	assert_int_equal(e.len, 0);
+	t_wait_ok(&T, &sc);
+
+	T_POST(&T, fi_tsend(T.ep[0], NULL, 0, NULL, T.addr[1], 0x5f, &sc));
+	t_wait_ok(&T, &sc);
+	m.tag = 0x5f;
+	T_POST(&T, fi_trecvmsg(T.ep[1], &m, FI_COMPLETION));
+	e = t_wait_ok(&T, &rc);
+	assert_int_equal(e.len, 0);
+	assert_int_equal(e.tag, 0x5f);
+}
+
 static void test_getinfo_addr(void **state)
 {
 	struct fi_info *hints = t_hints(FI_MSG), *info;
@@ -923,6 +963,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inject_flag_completes,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_iov, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_getname_fits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_av_bad_addr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_no_peer, setup, teardown),
