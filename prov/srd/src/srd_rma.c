@@ -486,8 +486,10 @@ static void srd_rma_op_fill(struct srd_ep *ep, struct srd_rma_op *op,
 		op->cq_data = (uint32_t)a->data;
 	}
 	op->iov_count = a->count;
-	memcpy(op->iov, a->iov, a->count * sizeof(*a->iov));
-	if (a->desc)
+	/* A zero-length transfer may come without iov or desc arrays. */
+	if (a->count)
+		memcpy(op->iov, a->iov, a->count * sizeof(*a->iov));
+	if (a->count && a->desc)
 		memcpy(op->desc, a->desc, a->count * sizeof(*a->desc));
 }
 

@@ -229,7 +229,10 @@ static void srd_tx_fill(struct srd_ep *ep, struct srd_tx_entry *tx,
 	tx->pkt_flags = ((flags & FI_TAGGED) ? SRD_PKT_F_TAGGED : 0) |
 			((flags & FI_REMOTE_CQ_DATA) ? SRD_PKT_F_CQ_DATA : 0);
 	tx->iov_count = count;
-	memcpy(tx->iov, iov, count * sizeof(*iov));
+	/* A message may come with no iov array at all (Open MPI's MPI_Ssend
+	 * acknowledgement), and memcpy from NULL is undefined even for 0. */
+	if (count)
+		memcpy(tx->iov, iov, count * sizeof(*iov));
 	tx->total_len = util_iov_total(iov, count);
 	tx->proto = srd_tx_proto_pick(ep, tx->peer, tx->total_len);
 }

@@ -569,6 +569,32 @@ static void test_msg_calls(void **state)
 	assert_memory_equal(t->region + 5000, inj, sizeof(inj));
 }
 
+/* A write of no bytes, with no iov array at all, that only carries CQ
+ * data: the target sees the data, its memory stays as it was. The
+ * sanitizer build checks that nothing reads through the NULL arrays. */
+static void test_write_no_iov(void **state)
+{
+	struct trma *t = T(state);
+	struct fi_rma_iov rv = { .addr = t->base + 64, .len = 0, .key = t->key };
+	struct fi_msg_rma m = { .addr = t->f.a.peer, .rma_iov = &rv,
+				.rma_iov_count = 1, .data = 0x5eed };
+	struct tent e;
+	int ctx;
+
+	trma_fill_target(t, SEED_TARGET);
+	m.context = &ctx;
+	assert_int_equal(fi_writemsg(t->f.a.ep, &m,
+				     FI_COMPLETION | FI_REMOTE_CQ_DATA), 0);
+	trma_wait_b(t, 1);
+	e = tfab_take(&t->f.b);
+	assert_int_equal(e.err, 0);
+	assert_true(e.e.flags & FI_REMOTE_CQ_DATA);
+	assert_int_equal(e.e.data, 0x5eed);
+	assert_int_equal(e.e.len, 0);
+	expect_ok(t, &ctx, FI_RMA | FI_WRITE);
+	trma_check_target(t, SEED_TARGET);
+}
+
 /* Malformed requests fail at once with -FI_EINVAL, nothing sent. */
 static void test_bad_args(void **state)
 {
@@ -677,6 +703,7 @@ int main(void)
 		HW(test_mr_key_is_rkey),
 		HW(test_inorder_opts),
 		HW(test_msg_calls),
+		HW(test_write_no_iov),
 		HW(test_bad_args),
 		HW(test_many_in_flight),
 		EMU(test_write_sizes),
@@ -690,6 +717,7 @@ int main(void)
 		EMU(test_inject_flag),
 		EMU(test_mr_key_is_rkey),
 		EMU(test_msg_calls),
+		EMU(test_write_no_iov),
 		EMU(test_bad_args),
 		EMU(test_many_in_flight),
 	};
