@@ -98,9 +98,12 @@ static void shm_rma_keep(struct shm_tx_entry *tx, enum shm_op op,
 			 const struct fi_rma_iov *rma, size_t rma_cnt,
 			 uint64_t data)
 {
-	memcpy(tx->iov, iov, count * sizeof(*iov));
+	/* count may be 0 with iov NULL (a zero-byte fi_writemsg) */
+	if (count)
+		memcpy(tx->iov, iov, count * sizeof(*iov));
 	tx->iov_cnt = count;
-	memcpy(tx->rma, rma, rma_cnt * sizeof(*rma));
+	if (rma_cnt)
+		memcpy(tx->rma, rma, rma_cnt * sizeof(*rma));
 	tx->rma_cnt = rma_cnt;
 	tx->rma_op = (uint16_t)op;
 	tx->rma_cflags = cflags;
@@ -190,7 +193,8 @@ static ssize_t shm_rma_post_locked(struct shm_ep *ep, struct shm_conn *conn,
 	shm_peer_commit(conn->peer, cell);
 
 	if (op == SHM_OP_READ && mode == SHM_COPY_INLINE) {
-		memcpy(tx->res, iov, count * sizeof(*iov));
+		if (count)
+			memcpy(tx->res, iov, count * sizeof(*iov));
 		tx->res_cnt = count;
 	}
 	tx->context = context;

@@ -256,6 +256,27 @@ static void test_rma_iov(void **state)
 	free(dst);
 }
 
+/* Zero-byte fi_writemsg / fi_readmsg with no local iov array at all
+ * (msg_iov NULL, iov_count 0): they complete, and nothing reads through
+ * the NULL array (the sanitizer build checks that). */
+static void test_rma_no_iov(void **state)
+{
+	struct fi_rma_iov rma = { raddr(tbuf, 8), 0, key };
+	struct fi_msg_rma msg = { .addr = T.addr[1], .rma_iov = &rma,
+				  .rma_iov_count = 1 };
+	struct fi_context c;
+	struct fi_cq_tagged_entry e;
+
+	(void)state;
+	msg.context = &c;
+	T_POST(&T, fi_writemsg(T.ep[0], &msg, 0));
+	e = t_wait_ok(&T, &c);
+	assert_true(e.flags & FI_WRITE);
+	T_POST(&T, fi_readmsg(T.ep[0], &msg, 0));
+	e = t_wait_ok(&T, &c);
+	assert_true(e.flags & FI_READ);
+}
+
 /* inject_size holds for RMA writes too, with one remote iov or with the
  * most (rma_iov_limit): the inject returns, the source is overwritten at
  * once, and the target holds the bytes as they were at the call. */
@@ -789,6 +810,7 @@ int main(void)
 		T_RMA(test_rma_thresholds),
 		T_RMA(test_writedata_large),
 		T_RMA(test_rma_iov),
+		T_RMA(test_rma_no_iov),
 		T_RMA(test_inject_write_at_inject_size),
 		T_RMA(test_rma_order),
 		T_RMA(test_rma_errors_large),
