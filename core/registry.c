@@ -11,16 +11,6 @@
 #include <utlist.h>
 #include "core_priv.h"
 
-/* Weak and hidden: a provider not linked in (still being written, or left
- * out of a static test binary) resolves to NULL instead of breaking the
- * link, and never becomes an exported undefined symbol of libfabric.so. */
-#pragma weak srd_prov_init
-#pragma weak shm_prov_init
-#pragma weak tcp_prov_init
-extern struct fi_provider *srd_prov_init(void) __attribute__((visibility("hidden")));
-extern struct fi_provider *shm_prov_init(void) __attribute__((visibility("hidden")));
-extern struct fi_provider *tcp_prov_init(void) __attribute__((visibility("hidden")));
-
 struct weft_prov_entry {
 	struct fi_provider *prov;
 	int builtin;
@@ -34,7 +24,6 @@ static const struct {
 	/* Preference order: fi_getinfo lists results in this order. */
 	{ "srd", srd_prov_init },
 	{ "shm", shm_prov_init },
-	{ "tcp", tcp_prov_init },
 };
 
 static struct weft_prov_entry *prov_list;
@@ -102,11 +91,6 @@ void weft_prov_init_builtin(void)
 	struct fi_provider *prov;
 
 	for (size_t i = 0; i < WEFT_ARRAY_SIZE(builtin_provs); i++) {
-		if (!builtin_provs[i].init) {
-			FI_INFO(&weft_core_prov, FI_LOG_CORE,
-				"provider %s is not built in\n", builtin_provs[i].name);
-			continue;
-		}
 		prov = builtin_provs[i].init();
 		if (!prov) {
 			FI_INFO(&weft_core_prov, FI_LOG_CORE,

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 # The ABI of libfabric.so.1 / libweft.so.1: exactly libfabric's 16 core
 # symbols with their version nodes, nothing else exported, the right
-# SONAME, and Debian's fi_info (libfabric-bin) running on weft. TAP.
+# SONAME, no weak reference to weft's own code, and Debian's fi_info
+# (libfabric-bin) running on weft. TAP.
 
 : "${top_builddir:?top_builddir must be set}"
 OBJDUMP=${OBJDUMP:-objdump}
+NM=${NM:-nm}
 
 required='fi_getinfo FABRIC_1.3
 fi_freeinfo FABRIC_1.3
@@ -44,7 +46,7 @@ soname() {
 	"$OBJDUMP" -p "$1" | awk '$1 == "SONAME" { print $2 }'
 }
 
-echo "1..8"
+echo "1..10"
 
 for lib in weft/.libs/libfabric.so.1:libfabric.so.1 .libs/libweft.so.1:libweft.so.1; do
 	path=$top_builddir/${lib%%:*}
@@ -53,6 +55,7 @@ for lib in weft/.libs/libfabric.so.1:libfabric.so.1 .libs/libweft.so.1:libweft.s
 		not_ok "$want_soname exists ($path)"
 		not_ok "$want_soname exports exactly the libfabric ABI"
 		not_ok "$want_soname SONAME"
+		not_ok "$want_soname has no weak reference to weft's own code"
 		continue
 	fi
 	ok "$want_soname exists"
@@ -64,6 +67,12 @@ for lib in weft/.libs/libfabric.so.1:libfabric.so.1 .libs/libweft.so.1:libweft.s
 		diff "$tmp/required" "$tmp/got" | sed 's/^/# /'
 	fi
 	check "$want_soname SONAME is $want_soname" test "$(soname "$path")" = "$want_soname"
+	# Every part of weft is referenced strongly: a part left out of the link
+	# must fail the build, not leave a NULL that silently drops a feature.
+	weak=$("$NM" "$path" | awk '$(NF-1) ~ /^[wWvV]$/ &&
+		$NF ~ /^(weft|util|srd|softsrd|shm|tcp)_/ { print $NF }')
+	check "$want_soname has no weak reference to weft's own code" test -z "$weak"
+	[ -z "$weak" ] || printf '# weak: %s\n' $weak
 done
 
 # Debian's fi_info, built against libfabric, running on weft.

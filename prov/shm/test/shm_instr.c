@@ -35,11 +35,6 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include "weft/core.h"
-
-__attribute__((used)) static struct fi_provider *(*instr_shm_pull)(void) =
-	shm_prov_init;
-
 struct side {
 	struct fid_ep *ep;
 	struct fid_cq *cq;

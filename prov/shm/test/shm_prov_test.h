@@ -31,17 +31,10 @@
 #include <rdma/fi_tagged.h>
 #include <rdma/fi_atomic.h>
 
-#include "weft/core.h"
-
 #define T_MAX_EP 4
 #define T_STASH 1024
 #define T_DEADLINE_S 60
 #define T_ADDR_LEN 64
-
-/* A real reference, so that static test binaries pull the provider in
- * (the registry only refers to it weakly). */
-__attribute__((used)) static struct fi_provider *(*t_shm_pull)(void) =
-	shm_prov_init;
 
 struct t_comp {
 	bool is_err;

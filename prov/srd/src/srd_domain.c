@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * srd domain: util's domain (threading, MR map, CQs, counters, AV) on the
- * provider's device. The srd-proto engineer's MR ops replace util's
- * software registration when they are linked in (weak reference).
+ * srd domain: util's domain (threading, CQs, counters, AV) on the
+ * provider's device, with srd_mr.c's registration (device keys) in place
+ * of util's software MR map.
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
 
 #include <stdlib.h>
-
-#pragma weak srd_mr_ops
 
 static int srd_domain_close(struct fid *fid)
 {
@@ -72,8 +70,7 @@ int srd_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	d->util.av_prov = &srd_av_prov;
 	d->util.strerror = srd_strerror;
 	d->util.atomic_max_bytes = d->pc.eager_max / 2;
-	if (&srd_mr_ops)
-		d->util.domain_fid.mr = UTIL_OPS(&srd_mr_ops);
+	d->util.domain_fid.mr = UTIL_OPS(&srd_mr_ops);
 	*domain_fid = &d->util.domain_fid;
 	return 0;
 

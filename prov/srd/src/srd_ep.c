@@ -3,8 +3,7 @@
  * srd endpoint: util's endpoint, one SRD QP and its CQ (created at open so
  * that fi_getname works before fi_enable), a registered slab of MTU-sized
  * receive buffers (all posted at enable) and one of packet buffers to send
- * from. The srd-proto engineer's RMA and atomic tables are installed when
- * linked in (weak references).
+ * from, with the RMA and atomic tables of srd_rma.c and srd_atomic.c.
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
@@ -14,11 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#pragma weak srd_rma_ops
-#pragma weak srd_rma_ep_init
-#pragma weak srd_rma_ep_fini
-#pragma weak srd_atomic_ops
 
 static void *srd_slab_alloc(size_t size)
 {
@@ -120,8 +114,7 @@ static void srd_ep_free(struct srd_ep *ep)
 	/* The QP first: no work request may still point into what follows. */
 	if (ep->qp)
 		srd_qp_destroy(ep->qp);
-	if (srd_rma_ep_fini)
-		srd_rma_ep_fini(ep);
+	srd_rma_ep_fini(ep);
 	srd_peers_free(ep);
 	srd_ring_ep_fini(ep);
 	srd_rx_fini(ep);
@@ -208,10 +201,8 @@ static void srd_ep_set_ops(struct srd_ep *ep)
 	ep->util.ep_fid.cm = UTIL_OPS(&srd_ep_cm_ops);
 	ep->util.ep_fid.msg = UTIL_OPS(&srd_msg_ops);
 	ep->util.ep_fid.tagged = UTIL_OPS(&srd_tagged_ops);
-	if (&srd_rma_ops)
-		ep->util.ep_fid.rma = UTIL_OPS(&srd_rma_ops);
-	if (&srd_atomic_ops)
-		ep->util.ep_fid.atomic = UTIL_OPS(&srd_atomic_ops);
+	ep->util.ep_fid.rma = UTIL_OPS(&srd_rma_ops);
+	ep->util.ep_fid.atomic = UTIL_OPS(&srd_atomic_ops);
 	ep->util.enable = srd_ep_enable;
 }
 
@@ -239,7 +230,7 @@ static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 		ret = srd_tx_init(ep);
 	if (!ret)
 		ret = srd_rx_init(ep);
-	if (!ret && srd_rma_ep_init)
+	if (!ret)
 		ret = srd_rma_ep_init(ep);
 	return ret;
 }

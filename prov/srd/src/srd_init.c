@@ -6,17 +6,13 @@
  * getinfo answers -FI_ENODATA (shm stays the default).
  */
 #include "weft/compat.h"
+#include "weft/core.h"
 #include "srd_rdm.h"
+#include "../soft/softsrd.h"
 
 #include <pthread.h>
 #include <string.h>
 #include <strings.h>
-
-#pragma weak srd_rma_ops
-#pragma weak srd_atomic_ops
-
-#define SRD_INFO_RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
-			   FI_REMOTE_WRITE)
 
 static pthread_mutex_t srd_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct srd_device *srd_dev;
@@ -74,19 +70,10 @@ static int srd_getinfo(uint32_t version, const char *node, const char *service,
 	if (!fi)
 		return -FI_ENOMEM;
 	srd_info_fill(&dev->caps, dev->name, fi);
-	/* Without the RMA layer linked in, promise no RMA. */
-	if (!&srd_rma_ops) {
-		fi->caps &= ~SRD_INFO_RMA_CAPS;
-		fi->tx_attr->caps &= ~SRD_INFO_RMA_CAPS;
-		fi->rx_attr->caps &= ~SRD_INFO_RMA_CAPS;
-		fi->tx_attr->rma_iov_limit = 0;
-	}
-	/* Atomics are emulated: offered whenever that layer is linked in. */
-	if (&srd_atomic_ops) {
-		fi->caps |= FI_ATOMIC;
-		fi->tx_attr->caps |= FI_ATOMIC;
-		fi->rx_attr->caps |= FI_ATOMIC;
-	}
+	/* Atomics are emulated over messages: every device can serve them. */
+	fi->caps |= FI_ATOMIC;
+	fi->tx_attr->caps |= FI_ATOMIC;
+	fi->rx_attr->caps |= FI_ATOMIC;
 	fi->fabric_attr->prov_name = strdup("srd");
 	fi->fabric_attr->prov_version = srd_prov.version;
 	fi->fabric_attr->api_version = srd_prov.fi_version;
@@ -238,15 +225,6 @@ void srd_settings_read(struct srd_settings *s)
 		s->device_name = name;
 }
 
-/* Weak and hidden, as core does for providers: a build (or a static test
- * binary) without softsrd resolves it to NULL instead of failing to link. */
-#pragma weak softsrd_verbs_ops
-#pragma weak softsrd_init
-extern const struct srd_verbs_ops softsrd_verbs_ops
-	__attribute__((visibility("hidden")));
-extern void softsrd_init(struct fi_provider *prov)
-	__attribute__((visibility("hidden")));
-
 /* Which table a device setting means. auto never picks softsrd: a software
  * device must not stand in silently for missing hardware (DESIGN.md 4). */
 const struct srd_verbs_ops *srd_verbs_select(enum srd_device_sel sel)
@@ -256,7 +234,7 @@ const struct srd_verbs_ops *srd_verbs_select(enum srd_device_sel sel)
 	case SRD_DEVICE_EFA:
 		return srd_verbs_rdma_ops();
 	case SRD_DEVICE_SOFT:
-		return &softsrd_verbs_ops ? &softsrd_verbs_ops : NULL;
+		return &softsrd_verbs_ops;
 	default:
 		return NULL;
 	}
@@ -269,14 +247,12 @@ struct fi_provider *srd_prov_init_device_only(void)
 {
 	srd_settings_define();
 	/* softsrd defines its FI_SRD_SOFT_* settings and logs under srd. */
-	if (softsrd_init)
-		softsrd_init(&srd_prov);
+	softsrd_init(&srd_prov);
 	srd_settings_read(&srd_settings);
 	return &srd_prov;
 }
 
-/* The name core's registry looks for (a weak reference there). */
-struct fi_provider *srd_prov_init(void);
+/* Listed in core's registry of built-in providers (weft/core.h). */
 struct fi_provider *srd_prov_init(void)
 {
 	return srd_prov_init_device_only();

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Long messages by RDMA read. The sender registers its buffers (the
- * application's descriptor where the srd-proto engineer's MR layer can
- * turn it into keys, else ibv_reg_mr now: no MR cache yet) and sends
+ * application's descriptor where srd_mr.c can turn it into keys, else
+ * ibv_reg_mr now: no MR cache yet) and sends
  * LONG_RTS with its iovs; the receiver, once matched, registers its own
  * buffer, reads the data with RDMA reads of at most max_rdma_size, then
  * answers READ_DONE, on which the sender completes. A truncating receiver
@@ -14,8 +14,6 @@
 #include "srd_rdm.h"
 
 #include <string.h>
-
-#pragma weak srd_mr_desc_keys
 
 #define SRD_READ_CHUNK_DEFAULT (1u << 20)
 
@@ -54,7 +52,7 @@ static int srd_long_tx_keys(struct srd_ep *ep, struct srd_tx_entry *tx,
 	for (i = 0; i < tx->iov_count; i++) {
 		if (!tx->iov[i].iov_len)
 			continue;
-		if (desc && desc[i] && srd_mr_desc_keys &&
+		if (desc && desc[i] &&
 		    !srd_mr_desc_keys(desc[i], &lkey, &rkey)) {
 			out[*count].key = rkey;
 		} else {

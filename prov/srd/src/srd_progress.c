@@ -14,11 +14,6 @@
 
 #include <string.h>
 
-#pragma weak srd_rma_handle_pkt
-#pragma weak srd_rma_handle_imm
-#pragma weak srd_rma_handle_wc
-#pragma weak srd_rma_progress
-
 #define SRD_RX_POST_CHUNK 64
 
 static int srd_rx_post_list(struct srd_ep *ep, struct srd_rxbuf **bufs,
@@ -86,26 +81,6 @@ static void srd_rxbuf_release(struct srd_ep *ep, struct srd_rxbuf *rb)
 	ep->repost_count++;
 }
 
-static void srd_rma_pkt(struct srd_ep *ep, struct srd_peer *peer,
-			const void *pkt, size_t len)
-{
-	if (srd_rma_handle_pkt) {
-		srd_rma_handle_pkt(ep, peer, pkt, len);
-		return;
-	}
-	FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-		"%s from qpn %u: no RMA support in this build, dropped\n",
-		srd_pkt_type_str(((const struct srd_pkt_base *)pkt)->type),
-		peer->name.qpn);
-}
-
-void srd_rma_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
-		const struct srd_wc *wc)
-{
-	if (srd_rma_handle_wc)
-		srd_rma_handle_wc(ep, hdr, wc);
-}
-
 /* A packet buffer of the RMA layer that will never be sent. */
 void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err)
 {
@@ -115,7 +90,7 @@ void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err)
 	wc.wr_id = (uintptr_t)&tb->hdr;
 	wc.status = IBV_WC_GENERAL_ERR;
 	wc.vendor_err = (uint32_t)err;
-	srd_rma_wc(ep, tb->owner, &wc);
+	srd_rma_handle_wc(ep, tb->owner, &wc);
 }
 
 static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_wc *wc,
@@ -151,7 +126,7 @@ static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_wc *wc,
 		srd_cts_handle_data(ep, peer, pkt, len);
 		break;
 	default:
-		srd_rma_pkt(ep, peer, pkt, len);
+		srd_rma_handle_pkt(ep, peer, pkt, len);
 		break;
 	}
 }
@@ -178,8 +153,7 @@ static void srd_ep_on_imm(struct srd_cq *cq, const struct srd_wc *wc,
 	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
 
 	(void)cq;
-	if (srd_rma_handle_imm)
-		srd_rma_handle_imm(ep, wc);
+	srd_rma_handle_imm(ep, wc);
 	/* Solicited writes with immediate data consume a posted buffer. */
 	if (hdr && hdr->kind == SRD_WR_RXBUF)
 		srd_rxbuf_release(ep, container_of(hdr, struct srd_rxbuf, hdr));
@@ -202,7 +176,7 @@ static void srd_ep_on_send(struct srd_cq *cq, const struct srd_wc *wc,
 		break;
 	case SRD_WR_RMA:
 		ep->sq_inflight--;
-		srd_rma_wc(ep, hdr, wc);
+		srd_rma_handle_wc(ep, hdr, wc);
 		break;
 	case SRD_WR_RING:
 		ep->sq_inflight--;
@@ -265,8 +239,7 @@ static void srd_ep_on_batch_end(struct srd_cq *cq, int n, void *arg)
 		srd_cts_pump(ep);
 	if (ep->long_watch_ns)
 		srd_long_watch(ep);
-	if (srd_rma_progress)
-		srd_rma_progress(ep);
+	srd_rma_progress(ep);
 }
 
 const struct srd_cq_ops srd_ep_cq_ops = {

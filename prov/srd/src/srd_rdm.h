@@ -459,12 +459,10 @@ ssize_t srd_ep_cancel(fid_t fid, void *context);
 extern const struct srd_cq_ops srd_ep_cq_ops;
 void srd_ep_progress(struct util_ep *util);
 int srd_rx_post_all(struct srd_ep *ep);
-/* RMA layer completions (no-op when it is not linked in). */
-void srd_rma_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
-		const struct srd_wc *wc);
+/* A packet buffer of the RMA layer that will never be sent. */
 void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err);
 
-/* ---- hooks of the srd-proto engineer (weak: absent until they land) ---- */
+/* ---- the RMA and atomic layer (srd_rma*.c, srd_atomic.c) and MR ops ------ */
 
 extern const struct fi_ops_rma srd_rma_ops;
 extern const struct fi_ops_atomic srd_atomic_ops;

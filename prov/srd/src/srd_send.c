@@ -192,7 +192,7 @@ void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
 		if (WEFT_UNLIKELY(tb->peer->rnr.wait_us))
 			srd_rnr_on_success(&tb->peer->rnr);
 		if (tb->owner)
-			srd_rma_wc(ep, tb->owner, wc);
+			srd_rma_handle_wc(ep, tb->owner, wc);
 		if (tb->tx) {
 			tb->tx->inflight--;
 			srd_tx_try_complete(ep, tb->tx);

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include "test_srd_rdm_common.h"
-#include "../soft/softsrd.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,13 +7,6 @@
 #include <rdma/fi_cm.h>
 
 #define TWAIT_POLLS 4000000
-
-/* core's registry only weakly refers to the provider: pull it out of the
- * static archive. */
-struct fi_provider *srd_prov_init(void);
-__attribute__((used)) static struct fi_provider *(*tfab_srd_pull)(void) =
-	srd_prov_init;
-__attribute__((used)) static const void *tfab_soft_pull = &softsrd_verbs_ops;
 
 void tfab_env(void)
 {

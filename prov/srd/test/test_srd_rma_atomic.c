@@ -14,10 +14,6 @@
 
 #define SEED 21
 
-/* The RDM layer refers to the RMA layer weakly, which does not pull it out
- * of the static archive the tests link: do it here. */
-__attribute__((used)) static const void *pull_atomic = &srd_atomic_ops;
-
 static struct trma *T(void **state)
 {
 	return *state;
