@@ -3,7 +3,7 @@
  * shm transport floor: one shared cache line passed back and forth, then a
  * two-process pingpong through the cell queues
  * (no provider on top) and CMA / bounce bandwidth. Not a test: numbers
- * only, for the provider engineer and the lead.
+ * only, the floor the provider's own latency and bandwidth are held to.
  *
  *   shm_pingpong [-i iterations] [-r repeats] [-c cell_size] [-n] [-L]
  *     -n: do not pin the two processes to CPUs 0 and 1

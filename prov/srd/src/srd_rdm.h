@@ -52,8 +52,8 @@ enum srd_wr_kind {
 	SRD_WR_RXBUF = 1,	/* a posted receive buffer */
 	SRD_WR_TXBUF,		/* a packet send */
 	SRD_WR_READ,		/* an RDMA read of a long message */
-	SRD_WR_RMA,		/* the srd-proto engineer's RMA work requests */
-	SRD_WR_RING,		/* srd-ring: credit-return RDMA writes */
+	SRD_WR_RMA,		/* an RMA work request (srd_rma*.c) */
+	SRD_WR_RING,		/* a data-mode ring's credit-return RDMA write */
 };
 
 struct srd_wr_hdr {
@@ -109,14 +109,14 @@ struct srd_peer {
 	struct srd_peer *flush_next;	/* ep->flush list */
 	bool on_flush;
 	UT_hash_handle hh;		/* ep->peer_by_name, key name */
-	struct srd_ring_peer *ring;	/* srd-ring: data-mode ring, or NULL */
+	struct srd_ring_peer *ring;	/* data-mode ring, or NULL */
 };
 
 enum srd_tx_proto {
 	SRD_TX_EAGER,
 	SRD_TX_MEDIUM,
 	SRD_TX_LONG,
-	SRD_TX_CTS,		/* srd-long: receiver-granted credits */
+	SRD_TX_CTS,		/* receiver-granted credits */
 };
 
 /* A message being sent. id = index | generation << 16, echoed by peers. */
@@ -143,7 +143,7 @@ struct srd_tx_entry {
 	size_t iov_count;
 	struct iovec iov[SRD_IOV_MAX];
 	struct ibv_mr *mr[SRD_IOV_MAX];	/* registered here, long only */
-	/* srd-long, CTS: the receiver's transfer id and the end of what it
+	/* CTS: the receiver's transfer id and the end of what it
 	 * granted (DATA goes for [sent, granted)) */
 	uint64_t granted;
 	uint32_t rx_id;
@@ -177,7 +177,7 @@ struct srd_unexp {
 	uint8_t *buf;			/* MEDIUM: total_len bytes */
 	struct util_srx_dest then;	/* receive that took it meanwhile */
 	bool then_set;
-	bool buf_pooled;		/* srd-long: buf from ux_buf_pool */
+	bool buf_pooled;		/* buf from ux_buf_pool */
 	uint8_t data[];			/* eager_max bytes */
 };
 
@@ -200,7 +200,7 @@ struct srd_rx_xfer {
 	int err;
 	int prov_errno;			/* with err: the device's, or ours */
 	bool on_pump;
-	/* srd-long, CTS: the message bytes we want (min of message and
+	/* CTS: the message bytes we want (min of message and
 	 * buffer), the end of what we granted; received counts bytes
 	 * of the message accounted so far (first chunk included) */
 	struct srd_rx_xfer *cts_next, *cts_prev;	/* ep->cts_pump */
@@ -211,13 +211,13 @@ struct srd_rx_xfer {
 	bool on_cts_pump;
 };
 
-/* srd-long: a slot of the CTS receive table (rx_id = index | gen << 16). */
+/* A slot of the CTS receive table (rx_id = index | gen << 16). */
 struct srd_cts_slot {
 	struct srd_rx_xfer *x;
 	uint16_t gen;
 };
 
-/* srd-long: what the long protocols did (tests read these). */
+/* What the long protocols did (tests read these). */
 struct srd_long_stats {
 	uint64_t long_rts;	/* LONG_RTS sent */
 	uint64_t cts_rts;	/* CTS_RTS sent */
@@ -233,7 +233,7 @@ struct srd_rma_ep;
 
 struct srd_ep {
 	struct util_ep util;
-	struct srd_rma_ep *rma;		/* srd-proto: srd_rma_ep_init/fini */
+	struct srd_rma_ep *rma;		/* RMA and atomic state (srd_rma.c) */
 	struct srd_domain *domain;
 	struct srd_device *dev;
 	struct srd_proto_caps pc;
@@ -283,9 +283,9 @@ struct srd_ep {
 	size_t addr_peer_len;
 	struct srd_peer *flush;		/* peers with queued packets */
 	uint64_t rng;
-	struct srd_ring_ep *ring;	/* srd-ring: data mode, or NULL */
+	struct srd_ring_ep *ring;	/* data mode, or NULL */
 
-	/* srd-long: receiver-granted credits (srd_cts_*.c) and liveness */
+	/* receiver-granted credits (srd_cts_*.c) and liveness */
 	size_t cts_threshold;		/* above: CTS when no RDMA read */
 	uint64_t cts_window;		/* bytes granted ahead of arrival */
 	uint64_t long_probe_ns;		/* 0: no liveness probes */
@@ -296,7 +296,7 @@ struct srd_ep {
 	uint32_t cts_slot_count;
 	struct srd_rx_xfer *cts_pump;	/* grants/DONEs waiting for a buffer */
 	struct srd_long_stats lstat;
-	/* srd-long: buffers of unexpected MEDIUM messages */
+	/* buffers of unexpected MEDIUM messages */
 	struct util_pool ux_buf_pool;
 	size_t ux_buf_size;		/* 0: no pool, heap only */
 };
@@ -426,7 +426,7 @@ void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx);
 void srd_long_watch(struct srd_ep *ep);
 void srd_long_watch_arm(struct srd_ep *ep);
 
-/* srd_cts_tx.c / srd_cts_rx.c (srd-long): receiver-granted credits. */
+/* srd_cts_tx.c / srd_cts_rx.c: receiver-granted credits. */
 void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
 		      uint8_t type, uint64_t off, uint32_t seg);
 void srd_long_params_define(void);

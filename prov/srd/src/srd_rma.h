@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * srd RMA and atomics (srd-proto engineer): one struct srd_rma_op per
- * fi_read/fi_write/fi_atomic call, carried either by hardware RDMA work
- * requests (srd_rma_hw.c) or by WRITE/READ_REQ/READ_RESP/RMA_ACK and
+ * srd RMA and atomics: one struct srd_rma_op per fi_read/fi_write/
+ * fi_atomic call, carried either by hardware RDMA work requests
+ * (srd_rma_hw.c) or by WRITE/READ_REQ/READ_RESP/RMA_ACK and
  * ATOMIC_REQ/ATOMIC_RESP packets (srd_rma_emu.c, srd_atomic.c). The RDM
  * layer (srd_rdm.h) hands us received packets, immediate-data completions
  * and the completions of our work requests, and runs srd_rma_progress.

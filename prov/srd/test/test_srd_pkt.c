@@ -356,7 +356,7 @@ static void test_valid_variants(void **state)
 		(DATA->seg_len = 0, *len = sizeof(struct srd_pkt_data))) \
 	X(SRD_PKT_DATA, "offset + seg_len", DATA->offset = MAXMSG - 1) \
 	X(SRD_PKT_DATA, "flags", BASE->flags = SRD_PKT_F_CQ_DATA) \
-	/* srd-long: more single-field corruptions of the CTS protocol */ \
+	/* more single-field corruptions, of the CTS protocol */ \
 	X(SRD_PKT_CTS_RTS, "tag without TAGGED", \
 		BASE->flags &= ~SRD_PKT_F_TAGGED) \
 	X(SRD_PKT_CTS_RTS, "cq_data without CQ_DATA", \
