@@ -6,7 +6,6 @@
  * element.
  */
 #include "weft/compat.h"
-#include "weft/log.h"
 #include "weft/util_atomic.h"
 #include <complex.h>
 #include <pthread.h>
@@ -311,9 +310,7 @@ int util_atomic_query(enum fi_datatype datatype, enum fi_op op,
 	case FI_COMPARE_ATOMIC:
 		kind = UTIL_ATOMIC_COMPARE;
 		break;
-	default:
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
-			"query_atomic: FI_FETCH_ATOMIC and FI_COMPARE_ATOMIC together\n");
+	default:	/* both: the caller logs it (it knows the provider) */
 		return -FI_EINVAL;
 	}
 	ret = util_atomic_kind_valid(kind, op, datatype);

@@ -27,7 +27,8 @@ static int util_av_grow(struct util_av *av)
 	uint8_t *chunk;
 
 	if (av->nchunks == UTIL_AV_MAX_CHUNKS) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV, "av: full (%u addresses)\n",
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
+			"av: full (%u addresses)\n",
 			UTIL_AV_MAX_CHUNKS * UTIL_AV_CHUNK_SLOTS);
 		return -FI_ENOSPC;
 	}
@@ -118,7 +119,8 @@ int util_av_insert_one(struct util_av *av, const void *addr,
 	int ret;
 
 	if (!addr) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV, "av insert: NULL address\n");
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
+			"av insert: NULL address\n");
 		return -FI_EINVAL;
 	}
 	if (av->prov->validate) {
@@ -152,7 +154,7 @@ int util_av_remove_one(struct util_av *av, fi_addr_t fi_addr)
 	util_lock_acquire(&av->lock);
 	slot = util_av_slot(av, fi_addr);
 	if (!slot) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 			"av remove: fi_addr %llu is not in the AV\n",
 			(unsigned long long)fi_addr);
 		ret = -FI_EINVAL;
@@ -209,19 +211,20 @@ static int util_av_insert(struct fid_av *av_fid, const void *addr,
 	int ret, done = 0;
 
 	if (flags & ~(uint64_t)(FI_SYNC_ERR | FI_MORE)) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 			"av insert: unsupported flags 0x%llx\n",
 			(unsigned long long)flags);
 		return -FI_EINVAL;
 	}
 	if (count && !addr) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV, "av insert: NULL addr\n");
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
+			"av insert: NULL addr\n");
 		return -FI_EINVAL;
 	}
 	for (i = 0; i < count; i++) {
 		ret = util_av_insert_one(av, a + i * av->prov->addrlen, &out);
 		if (ret) {
-			FI_WARN(&weft_core_prov, FI_LOG_AV,
+			FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 				"av insert: address %zu refused: %s\n", i,
 				fi_strerror(-ret));
 			out = FI_ADDR_NOTAVAIL;
@@ -255,12 +258,13 @@ static int util_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 	size_t i;
 
 	if (flags) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 			"av remove: flags must be 0\n");
 		return -FI_EINVAL;
 	}
 	if (count && !fi_addr) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV, "av remove: NULL fi_addr\n");
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
+			"av remove: NULL fi_addr\n");
 		return -FI_EINVAL;
 	}
 	/* Remove what can be removed; report the first failure. */
@@ -281,14 +285,15 @@ static int util_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 	int ret = 0;
 
 	if (!addrlen) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV, "av lookup: NULL addrlen\n");
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
+			"av lookup: NULL addrlen\n");
 		return -FI_EINVAL;
 	}
 	util_lock_acquire(&av->lock);
 	slot = util_av_slot(av, fi_addr);
 	if (!slot) {
 		util_lock_release(&av->lock);
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 			"av lookup: fi_addr %llu is not in the AV\n",
 			(unsigned long long)fi_addr);
 		return -FI_EINVAL;
@@ -361,7 +366,7 @@ static int util_av_close(struct fid *fid)
 	struct util_av *av = container_of(fid, struct util_av, av_fid.fid);
 
 	if (atomic_load(&av->ref)) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 			"av close: still bound to %d endpoint(s)\n",
 			atomic_load(&av->ref));
 		return -FI_EBUSY;
@@ -378,12 +383,12 @@ static int util_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct util_av *av = container_of(fid, struct util_av, av_fid.fid);
 
 	if (!bfid || bfid->fclass != FI_CLASS_EQ || flags) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 			"av bind: only an EQ, with flags 0\n");
 		return -FI_EINVAL;
 	}
 	if (av->eq) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 			"av bind: an EQ is already bound\n");
 		return -FI_EINVAL;
 	}
@@ -406,28 +411,29 @@ static int util_av_check_attr(const struct util_domain *domain,
 			      const struct fi_av_attr *attr)
 {
 	if (!domain->av_prov || !domain->av_prov->addrlen) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(domain), FI_LOG_AV,
 			"av open: provider set no address description\n");
 		return -FI_ENOSYS;
 	}
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP &&
 	    attr->type != FI_AV_TABLE) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV, "av open: bad type %d\n",
+		FI_WARN(util_domain_prov(domain), FI_LOG_AV,
+			"av open: bad type %d\n",
 			attr->type);
 		return -FI_EINVAL;
 	}
 	if (attr->name || attr->map_addr) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(domain), FI_LOG_AV,
 			"av open: named/shared AVs are not supported\n");
 		return -FI_ENOSYS;
 	}
 	if (attr->rx_ctx_bits) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(domain), FI_LOG_AV,
 			"av open: rx_ctx_bits not supported\n");
 		return -FI_ENOSYS;
 	}
 	if (attr->flags & ~(uint64_t)(FI_EVENT | FI_SYMMETRIC)) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(domain), FI_LOG_AV,
 			"av open: unsupported flags 0x%llx\n",
 			(unsigned long long)attr->flags);
 		return -FI_EINVAL;
@@ -494,12 +500,12 @@ int util_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	struct util_av *av;
 	int ret;
 
-	if (!domain_fid || !attr || !av_fid) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+	domain = domain_fid ? to_util_domain(domain_fid) : NULL;
+	if (!domain || !attr || !av_fid) {
+		FI_WARN(util_domain_prov(domain), FI_LOG_AV,
 			"av open: NULL domain, attr or av\n");
 		return -FI_EINVAL;
 	}
-	domain = to_util_domain(domain_fid);
 	ret = util_av_check_attr(domain, attr);
 	if (ret)
 		return ret;

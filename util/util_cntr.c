@@ -130,13 +130,13 @@ static int util_cntr_close(struct fid *fid)
 		container_of(fid, struct util_cntr, cntr_fid.fid);
 
 	if (atomic_load(&cntr->ref)) {
-		FI_WARN(&weft_core_prov, FI_LOG_CNTR,
+		FI_WARN(util_domain_prov(cntr->domain), FI_LOG_CNTR,
 			"cntr close: still bound to %d endpoint(s)\n",
 			atomic_load(&cntr->ref));
 		return -FI_EBUSY;
 	}
 	if (atomic_load(&cntr->poll_ref)) {
-		FI_WARN(&weft_core_prov, FI_LOG_CNTR,
+		FI_WARN(util_domain_prov(cntr->domain), FI_LOG_CNTR,
 			"cntr close: still in %d poll set(s)\n",
 			atomic_load(&cntr->poll_ref));
 		return -FI_EBUSY;
@@ -180,24 +180,24 @@ int util_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	struct util_cntr *cntr;
 	int ret;
 
-	if (!domain_fid || !cntr_fid) {
-		FI_WARN(&weft_core_prov, FI_LOG_CNTR,
+	domain = domain_fid ? to_util_domain(domain_fid) : NULL;
+	if (!domain || !cntr_fid) {
+		FI_WARN(util_domain_prov(domain), FI_LOG_CNTR,
 			"cntr open: NULL domain or cntr\n");
 		return -FI_EINVAL;
 	}
 	if (!attr)
 		attr = &def;
 	if (attr->events != FI_CNTR_EVENTS_COMP) {
-		FI_WARN(&weft_core_prov, FI_LOG_CNTR,
+		FI_WARN(util_domain_prov(domain), FI_LOG_CNTR,
 			"cntr open: events %d (only FI_CNTR_EVENTS_COMP)\n",
 			attr->events);
 		return -FI_ENOSYS;
 	}
-	domain = to_util_domain(domain_fid);
 	cntr = calloc(1, sizeof(*cntr));
 	if (!cntr)
 		return -FI_ENOMEM;
-	ret = util_wait_init(&cntr->wait, attr->wait_obj);
+	ret = util_wait_init(&cntr->wait, domain->prov, attr->wait_obj);
 	if (ret)
 		goto free_cntr;
 	cntr->wait.slice_ms = domain->wait_slice_ms;

@@ -91,7 +91,8 @@ static int util_cq_set_format(struct util_cq *cq, enum fi_cq_format format)
 		cq->copy_out = util_cq_copy_tagged;
 		return 0;
 	default:
-		FI_WARN(&weft_core_prov, FI_LOG_CQ, "cq: unknown format %d\n",
+		FI_WARN(util_domain_prov(cq->domain), FI_LOG_CQ,
+			"cq: unknown format %d\n",
 			format);
 		return -FI_EINVAL;
 	}
@@ -428,7 +429,8 @@ static ssize_t util_cq_readerr(struct fid_cq *cq_fid,
 	ssize_t ret = -FI_EAGAIN;
 
 	if (!buf) {
-		FI_WARN(&weft_core_prov, FI_LOG_CQ, "cq readerr: NULL buf\n");
+		FI_WARN(util_domain_prov(cq->domain), FI_LOG_CQ,
+			"cq readerr: NULL buf\n");
 		return -FI_EINVAL;
 	}
 	util_lock_acquire(&cq->lock);
@@ -567,13 +569,13 @@ static int util_cq_close(struct fid *fid)
 	struct util_cq *cq = container_of(fid, struct util_cq, cq_fid.fid);
 
 	if (atomic_load(&cq->ref)) {
-		FI_WARN(&weft_core_prov, FI_LOG_CQ,
+		FI_WARN(util_domain_prov(cq->domain), FI_LOG_CQ,
 			"cq close: still bound to %d endpoint(s)\n",
 			atomic_load(&cq->ref));
 		return -FI_EBUSY;
 	}
 	if (atomic_load(&cq->poll_ref)) {
-		FI_WARN(&weft_core_prov, FI_LOG_CQ,
+		FI_WARN(util_domain_prov(cq->domain), FI_LOG_CQ,
 			"cq close: still in %d poll set(s)\n",
 			atomic_load(&cq->poll_ref));
 		return -FI_EBUSY;
@@ -605,22 +607,23 @@ static const struct fi_ops util_cq_fi_ops = {
 	.ops_set = util_no_ops_set,
 };
 
-static int util_cq_check_attr(const struct fi_cq_attr *attr)
+static int util_cq_check_attr(const struct util_domain *domain,
+			      const struct fi_cq_attr *attr)
 {
 	if (attr->size > UTIL_CQ_MAX_SIZE) {
-		FI_WARN(&weft_core_prov, FI_LOG_CQ,
+		FI_WARN(util_domain_prov(domain), FI_LOG_CQ,
 			"cq: size %zu above the maximum %u\n", attr->size,
 			UTIL_CQ_MAX_SIZE);
 		return -FI_EINVAL;
 	}
 	if (attr->wait_cond != FI_CQ_COND_NONE &&
 	    attr->wait_cond != FI_CQ_COND_THRESHOLD) {
-		FI_WARN(&weft_core_prov, FI_LOG_CQ,
+		FI_WARN(util_domain_prov(domain), FI_LOG_CQ,
 			"cq: unknown wait condition %d\n", attr->wait_cond);
 		return -FI_EINVAL;
 	}
 	if (attr->flags & FI_AFFINITY) {
-		FI_WARN(&weft_core_prov, FI_LOG_CQ,
+		FI_WARN(util_domain_prov(domain), FI_LOG_CQ,
 			"cq: FI_AFFINITY not supported\n");
 		return -FI_ENOSYS;
 	}
@@ -674,7 +677,7 @@ static int util_cq_init(struct util_cq *cq, struct util_domain *domain,
 		goto free_ring;
 	cq->shared = domain->thread_safe;
 	util_idle_init(&cq->idle, weft_poll_yield);
-	ret = util_wait_init(&cq->wait, attr->wait_obj);
+	ret = util_wait_init(&cq->wait, domain->prov, attr->wait_obj);
 	if (ret)
 		goto fini_lock;
 	cq->wait.slice_ms = domain->wait_slice_ms;
@@ -710,15 +713,15 @@ int util_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	struct util_cq *cq;
 	int ret;
 
-	if (!domain_fid || !attr || !cq_fid) {
-		FI_WARN(&weft_core_prov, FI_LOG_CQ,
+	domain = domain_fid ? to_util_domain(domain_fid) : NULL;
+	if (!domain || !attr || !cq_fid) {
+		FI_WARN(util_domain_prov(domain), FI_LOG_CQ,
 			"cq open: NULL domain, attr or cq\n");
 		return -FI_EINVAL;
 	}
-	ret = util_cq_check_attr(attr);
+	ret = util_cq_check_attr(domain, attr);
 	if (ret)
 		return ret;
-	domain = to_util_domain(domain_fid);
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;

@@ -30,7 +30,7 @@ int util_domain_init(struct util_domain *domain, struct util_fabric *fabric,
 	int ret;
 
 	if (!fabric || !info || !info->domain_attr || !fid_ops || !ops) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_fabric_prov(fabric), FI_LOG_DOMAIN,
 			"domain init: NULL fabric, info, domain_attr or ops\n");
 		return -FI_EINVAL;
 	}
@@ -81,7 +81,7 @@ free_name:
 int util_domain_fini(struct util_domain *domain)
 {
 	if (atomic_load(&domain->ref)) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(domain), FI_LOG_DOMAIN,
 			"domain close with %d open objects\n",
 			atomic_load(&domain->ref));
 		return -FI_EBUSY;
@@ -103,13 +103,13 @@ int util_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct util_eq *eq;
 
 	if (!bfid || bfid->fclass != FI_CLASS_EQ) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(domain), FI_LOG_DOMAIN,
 			"domain bind: only an EQ can be bound\n");
 		return -FI_EINVAL;
 	}
 	eq = container_of(bfid, struct util_eq, eq_fid.fid);
 	if (domain->eq) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(domain), FI_LOG_DOMAIN,
 			"domain bind: an EQ is already bound\n");
 		return -FI_EINVAL;
 	}
@@ -123,14 +123,20 @@ int util_domain_query_atomic(struct fid_domain *domain_fid,
 			     struct fi_atomic_attr *attr, uint64_t flags)
 {
 	struct util_domain *domain = to_util_domain(domain_fid);
+	int ret;
 
 	if (!attr) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(domain), FI_LOG_DOMAIN,
 			"query_atomic: NULL attr\n");
 		return -FI_EINVAL;
 	}
 	if (!domain->atomic_max_bytes)
 		return -FI_EOPNOTSUPP;
-	return util_atomic_query(datatype, op, attr, flags,
-				 domain->atomic_max_bytes);
+	ret = util_atomic_query(datatype, op, attr, flags,
+				domain->atomic_max_bytes);
+	if (ret == -FI_EINVAL && (flags & FI_FETCH_ATOMIC) &&
+	    (flags & FI_COMPARE_ATOMIC))
+		FI_WARN(util_domain_prov(domain), FI_LOG_DOMAIN,
+			"query_atomic: FI_FETCH_ATOMIC and FI_COMPARE_ATOMIC together\n");
+	return ret;
 }

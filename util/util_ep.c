@@ -27,7 +27,7 @@ int util_ep_init(struct util_ep *ep, struct util_domain *domain,
 
 	if (!domain || !info || !info->ep_attr || !info->tx_attr ||
 	    !info->rx_attr) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(domain), FI_LOG_EP_CTRL,
 			"ep init: needs a domain and info with ep/tx/rx attrs\n");
 		return -FI_EINVAL;
 	}
@@ -116,14 +116,14 @@ static int util_ep_bind_cq(struct util_ep *ep, struct util_cq *cq,
 	int ret;
 
 	if ((flags & ~valid) || !(flags & (FI_TRANSMIT | FI_RECV))) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep bind cq: flags 0x%llx (need FI_TRANSMIT and/or FI_RECV, optional FI_SELECTIVE_COMPLETION)\n",
 			(unsigned long long)flags);
 		return -FI_EINVAL;
 	}
 	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
 	    ((flags & FI_RECV) && ep->rx_cq)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep bind cq: a CQ is already bound for this direction\n");
 		return -FI_EINVAL;
 	}
@@ -154,14 +154,14 @@ static int util_ep_bind_cntr(struct util_ep *ep, struct util_cntr *cntr,
 	for (i = 0; i < UTIL_CNTR_MAX; i++)
 		valid |= util_cntr_slot_flag[i];
 	if (!flags || (flags & ~valid)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep bind cntr: bad flags 0x%llx\n",
 			(unsigned long long)flags);
 		return -FI_EINVAL;
 	}
 	for (i = 0; i < UTIL_CNTR_MAX; i++) {
 		if ((flags & util_cntr_slot_flag[i]) && ep->cntrs[i]) {
-			FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+			FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 				"ep bind cntr: a counter is already bound for 0x%llx\n",
 				(unsigned long long)util_cntr_slot_flag[i]);
 			return -FI_EINVAL;
@@ -182,7 +182,7 @@ static int util_ep_bind_cntr(struct util_ep *ep, struct util_cntr *cntr,
 static int util_ep_bind_av(struct util_ep *ep, struct util_av *av)
 {
 	if (ep->av) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep bind av: an AV is already bound\n");
 		return -FI_EINVAL;
 	}
@@ -194,7 +194,7 @@ static int util_ep_bind_av(struct util_ep *ep, struct util_av *av)
 static int util_ep_bind_eq(struct util_ep *ep, struct util_eq *eq)
 {
 	if (ep->eq) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep bind eq: an EQ is already bound\n");
 		return -FI_EINVAL;
 	}
@@ -223,12 +223,13 @@ int util_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct util_domain *domain;
 
 	if (!bfid) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL, "ep bind: NULL fid\n");
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
+			"ep bind: NULL fid\n");
 		return -FI_EINVAL;
 	}
 	domain = util_ep_bfid_domain(bfid);
 	if (domain && domain != ep->domain) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep bind: object belongs to another domain\n");
 		return -FI_EINVAL;
 	}
@@ -246,7 +247,7 @@ int util_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return util_ep_bind_eq(ep, container_of(bfid, struct util_eq,
 							eq_fid.fid));
 	default:
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep bind: cannot bind fid class %zu\n", bfid->fclass);
 		return -FI_EINVAL;
 	}
@@ -262,14 +263,14 @@ static int util_ep_enable(struct util_ep *ep)
 	if (ep->enabled)
 		return 0;
 	if ((ep->type == FI_EP_RDM || ep->type == FI_EP_DGRAM) && !ep->av) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep enable: no AV bound\n");
 		return -FI_ENOAV;
 	}
 	for (i = 0; i < UTIL_CNTR_MAX; i++)
 		any_cntr |= ep->cntrs[i] != NULL;
 	if (!ep->tx_cq && !ep->rx_cq && !any_cntr) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep enable: no CQ or counter bound\n");
 		return -FI_ENOCQ;
 	}
@@ -287,7 +288,7 @@ static int util_ep_opsflag(struct util_ep *ep, uint64_t *arg, bool set)
 	uint64_t *target;
 
 	if (!arg) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep control: NULL flags\n");
 		return -FI_EINVAL;
 	}
@@ -299,7 +300,7 @@ static int util_ep_opsflag(struct util_ep *ep, uint64_t *arg, bool set)
 		target = &ep->rx_op_flags;
 		break;
 	default:
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"ep control: ops flags need exactly one of FI_TRANSMIT, FI_RECV\n");
 		return -FI_EINVAL;
 	}
@@ -335,7 +336,7 @@ int util_ep_getopt(fid_t fid, int level, int optname, void *optval,
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
 	if (!optval || !optlen || *optlen < sizeof(size_t)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"getopt: FI_OPT_MIN_MULTI_RECV needs a size_t\n");
 		return -FI_EINVAL;
 	}
@@ -352,7 +353,7 @@ int util_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
 	if (!optval || optlen != sizeof(size_t)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"setopt: FI_OPT_MIN_MULTI_RECV needs a size_t\n");
 		return -FI_EINVAL;
 	}

@@ -37,7 +37,7 @@ int util_eq_write(struct util_eq *eq, uint32_t event, const void *buf,
 	struct util_eq_event *ev;
 
 	if (len > UTIL_EQ_MAX_EVENT || (len && !buf)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EQ,
+		FI_WARN(util_fabric_prov(eq->fabric), FI_LOG_EQ,
 			"eq write: bad event length %zu\n", len);
 		return -FI_EINVAL;
 	}
@@ -81,7 +81,8 @@ static ssize_t util_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	ssize_t ret;
 
 	if (flags & ~(uint64_t)FI_PEEK) {
-		FI_WARN(&weft_core_prov, FI_LOG_EQ, "eq read: bad flags\n");
+		FI_WARN(util_fabric_prov(eq->fabric), FI_LOG_EQ,
+			"eq read: bad flags\n");
 		return -FI_EINVAL;
 	}
 	util_lock_acquire(&eq->lock);
@@ -95,7 +96,7 @@ static ssize_t util_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 		goto unlock;
 	}
 	if (len < ev->len || (ev->len && !buf)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EQ,
+		FI_WARN(util_fabric_prov(eq->fabric), FI_LOG_EQ,
 			"eq read: buffer of %zu bytes, event needs %zu\n",
 			len, ev->len);
 		ret = -FI_ETOOSMALL;
@@ -125,7 +126,8 @@ static ssize_t util_eq_readerr(struct fid_eq *eq_fid,
 	ssize_t ret = -FI_EAGAIN;
 
 	if (!buf) {
-		FI_WARN(&weft_core_prov, FI_LOG_EQ, "eq readerr: NULL buf\n");
+		FI_WARN(util_fabric_prov(eq->fabric), FI_LOG_EQ,
+			"eq readerr: NULL buf\n");
 		return -FI_EINVAL;
 	}
 	util_lock_acquire(&eq->lock);
@@ -228,7 +230,7 @@ static int util_eq_close(struct fid *fid)
 	struct util_eq_event *ev, *tmp;
 
 	if (atomic_load(&eq->ref)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EQ,
+		FI_WARN(util_fabric_prov(eq->fabric), FI_LOG_EQ,
 			"eq close: %d objects still bound\n",
 			atomic_load(&eq->ref));
 		return -FI_EBUSY;
@@ -274,22 +276,22 @@ int util_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	struct util_eq *eq;
 	int ret;
 
-	if (!fabric_fid || !attr || !eq_fid) {
-		FI_WARN(&weft_core_prov, FI_LOG_EQ,
+	fabric = fabric_fid ? to_util_fabric(fabric_fid) : NULL;
+	if (!fabric || !attr || !eq_fid) {
+		FI_WARN(util_fabric_prov(fabric), FI_LOG_EQ,
 			"eq open: NULL fabric, attr or eq\n");
 		return -FI_EINVAL;
 	}
 	if (attr->flags & ~(uint64_t)FI_WRITE) {
-		FI_WARN(&weft_core_prov, FI_LOG_EQ,
+		FI_WARN(util_fabric_prov(fabric), FI_LOG_EQ,
 			"eq open: unsupported flags 0x%llx\n",
 			(unsigned long long)attr->flags);
 		return -FI_EINVAL;
 	}
-	fabric = to_util_fabric(fabric_fid);
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
-	ret = util_wait_init(&eq->wait, attr->wait_obj);
+	ret = util_wait_init(&eq->wait, fabric->prov, attr->wait_obj);
 	if (ret)
 		goto free_eq;
 	ret = util_lock_init(&eq->lock, true);

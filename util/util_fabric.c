@@ -17,7 +17,7 @@ int util_fabric_init(struct util_fabric *fabric, const struct fi_provider *prov,
 	int ret;
 
 	if (!prov || !attr || !fid_ops || !ops) {
-		FI_WARN(&weft_core_prov, FI_LOG_FABRIC,
+		FI_WARN(prov ? prov : &weft_core_prov, FI_LOG_FABRIC,
 			"fabric init: NULL provider, attr or ops\n");
 		return -FI_EINVAL;
 	}
@@ -47,7 +47,7 @@ int util_fabric_init(struct util_fabric *fabric, const struct fi_provider *prov,
 int util_fabric_fini(struct util_fabric *fabric)
 {
 	if (atomic_load(&fabric->ref)) {
-		FI_WARN(&weft_core_prov, FI_LOG_FABRIC,
+		FI_WARN(util_fabric_prov(fabric), FI_LOG_FABRIC,
 			"fabric close with %d open domains/EQs\n",
 			atomic_load(&fabric->ref));
 		return -FI_EBUSY;
@@ -88,7 +88,8 @@ int util_fabric_open(const struct fi_provider *prov,
 	int ret;
 
 	if (!fabric_fid) {
-		FI_WARN(&weft_core_prov, FI_LOG_FABRIC, "fabric: NULL fid\n");
+		FI_WARN(prov ? prov : &weft_core_prov, FI_LOG_FABRIC,
+			"fabric: NULL fid\n");
 		return -FI_EINVAL;
 	}
 	fabric = calloc(1, sizeof(*fabric));
@@ -144,17 +145,19 @@ static int util_fabric_trywait_one(struct fid *fid)
 int util_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			int count)
 {
+	const struct fi_provider *prov =
+		util_fabric_prov(fabric ? to_util_fabric(fabric) : NULL);
 	int i, ret;
 
 	if (count < 0 || (count && !fids)) {
-		FI_WARN(&weft_core_prov, FI_LOG_FABRIC,
+		FI_WARN(prov, FI_LOG_FABRIC,
 			"trywait: bad fid array\n");
 		return -FI_EINVAL;
 	}
 	for (i = 0; i < count; i++) {
 		ret = util_fabric_trywait_one(fids[i]);
 		if (ret < 0) {
-			FI_WARN(&weft_core_prov, FI_LOG_FABRIC,
+			FI_WARN(prov, FI_LOG_FABRIC,
 				"trywait: fid %d (class %zu) has no fd wait object\n",
 				i, fids[i]->fclass);
 			return ret;

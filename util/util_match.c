@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include "weft/compat.h"
-#include "weft/log.h"
 #include "weft/util_match.h"
 #include <utlist.h>
 
@@ -106,8 +105,6 @@ struct util_unexp_entry *util_match_take_claimed(struct util_match_queue *q,
 			return ux;
 		}
 	}
-	FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
-		"FI_CLAIM: context holds no claimed message of this queue\n");
 	return NULL;
 }
 

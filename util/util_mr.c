@@ -108,36 +108,39 @@ static const struct fi_ops util_mr_fi_ops = {
 	.ops_set = util_no_ops_set,
 };
 
-static int util_mr_attr_check(const struct fi_mr_attr *attr, uint64_t flags)
+static int util_mr_attr_check(const struct util_domain *domain,
+			      const struct fi_mr_attr *attr, uint64_t flags)
 {
 	if (attr->iov_count != 1 || !attr->mr_iov) {
-		FI_WARN(&weft_core_prov, FI_LOG_MR,
+		FI_WARN(util_domain_prov(domain), FI_LOG_MR,
 			"mr: %zu iovecs (exactly 1 supported)\n",
 			attr->iov_count);
 		return -FI_EINVAL;
 	}
 	if (attr->mr_iov[0].iov_len && !attr->mr_iov[0].iov_base) {
-		FI_WARN(&weft_core_prov, FI_LOG_MR, "mr: NULL buffer\n");
+		FI_WARN(util_domain_prov(domain), FI_LOG_MR,
+			"mr: NULL buffer\n");
 		return -FI_EINVAL;
 	}
 	if (attr->access & ~UTIL_MR_ACCESS_ALL) {
-		FI_WARN(&weft_core_prov, FI_LOG_MR,
+		FI_WARN(util_domain_prov(domain), FI_LOG_MR,
 			"mr: unknown access bits 0x%llx\n",
 			(unsigned long long)(attr->access & ~UTIL_MR_ACCESS_ALL));
 		return -FI_EINVAL;
 	}
 	if (attr->offset) {
-		FI_WARN(&weft_core_prov, FI_LOG_MR,
+		FI_WARN(util_domain_prov(domain), FI_LOG_MR,
 			"mr: offset must be 0 (fi_mr(3))\n");
 		return -FI_EINVAL;
 	}
 	if (attr->iface != FI_HMEM_SYSTEM) {
-		FI_WARN(&weft_core_prov, FI_LOG_MR,
+		FI_WARN(util_domain_prov(domain), FI_LOG_MR,
 			"mr: only host memory (FI_HMEM_SYSTEM)\n");
 		return -FI_ENOSYS;
 	}
 	if (flags & ~(uint64_t)FI_RMA_EVENT) {
-		FI_WARN(&weft_core_prov, FI_LOG_MR, "mr: unsupported flags 0x%llx\n",
+		FI_WARN(util_domain_prov(domain), FI_LOG_MR,
+			"mr: unsupported flags 0x%llx\n",
 			(unsigned long long)flags);
 		return -FI_EINVAL;
 	}
@@ -160,7 +163,7 @@ static int util_mr_map_insert(struct util_mr_map *map, struct util_mr *mr,
 		key = requested_key;
 		HASH_FIND(hh, map->by_key, &key, sizeof(key), dup);
 		if (dup) {
-			FI_WARN(&weft_core_prov, FI_LOG_MR,
+			FI_WARN(util_domain_prov(mr->domain), FI_LOG_MR,
 				"mr: key 0x%llx already in use\n",
 				(unsigned long long)key);
 			return -FI_ENOKEY;
@@ -178,13 +181,14 @@ int util_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	struct util_mr *mr;
 	int ret;
 
-	if (!fid || fid->fclass != FI_CLASS_DOMAIN || !attr || !mr_fid) {
-		FI_WARN(&weft_core_prov, FI_LOG_MR,
+	domain = fid && fid->fclass == FI_CLASS_DOMAIN ?
+		 container_of(fid, struct util_domain, domain_fid.fid) : NULL;
+	if (!domain || !attr || !mr_fid) {
+		FI_WARN(util_domain_prov(domain), FI_LOG_MR,
 			"mr: needs a domain, attr and mr pointer\n");
 		return -FI_EINVAL;
 	}
-	domain = container_of(fid, struct util_domain, domain_fid.fid);
-	ret = util_mr_attr_check(attr, flags);
+	ret = util_mr_attr_check(domain, attr, flags);
 	if (ret)
 		return ret;
 	mr = calloc(1, sizeof(*mr));

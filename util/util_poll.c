@@ -46,7 +46,7 @@ static int util_poll_add(struct fid_poll *poll_fid, struct fid *event_fid,
 
 	if (!event_fid || flags ||
 	    util_poll_member_domain(event_fid) != ps->domain) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(ps->domain), FI_LOG_DOMAIN,
 			"poll add: a CQ or counter of the poll set's domain, "
 			"flags 0\n");
 		return -FI_EINVAL;
@@ -56,7 +56,7 @@ static int util_poll_add(struct fid_poll *poll_fid, struct fid *event_fid,
 		if (m->fid == event_fid)
 			break;
 	if (m) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(ps->domain), FI_LOG_DOMAIN,
 			"poll add: already in the poll set\n");
 		ret = -FI_EALREADY;
 		goto unlock;
@@ -82,7 +82,7 @@ static int util_poll_del(struct fid_poll *poll_fid, struct fid *event_fid,
 	struct util_poll_member **pm, *m;
 
 	if (flags) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(ps->domain), FI_LOG_DOMAIN,
 			"poll del: flags must be 0\n");
 		return -FI_EINVAL;
 	}
@@ -94,7 +94,7 @@ static int util_poll_del(struct fid_poll *poll_fid, struct fid *event_fid,
 		*pm = m->next;
 	util_lock_release(&ps->lock);
 	if (!m) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(ps->domain), FI_LOG_DOMAIN,
 			"poll del: not in the poll set\n");
 		return -FI_EINVAL;
 	}
@@ -139,7 +139,7 @@ static int util_poll_poll(struct fid_poll *poll_fid, void **context,
 	int n = 0;
 
 	if (count < 0 || (count && !context)) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(ps->domain), FI_LOG_DOMAIN,
 			"poll: %d contexts at %p\n", count, (void *)context);
 		return -FI_EINVAL;
 	}
@@ -171,7 +171,7 @@ static int util_poll_close(struct fid *fid)
 					    poll_fid.fid);
 
 	if (ps->members) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(ps->domain), FI_LOG_DOMAIN,
 			"poll close: CQs or counters still in the set\n");
 		return -FI_EBUSY;
 	}
@@ -198,12 +198,12 @@ int util_poll_open(struct fid_domain *domain_fid, struct fi_poll_attr *attr,
 	struct util_poll *ps;
 	int ret;
 
-	if (!domain_fid || !pollset || (attr && attr->flags)) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+	domain = domain_fid ? to_util_domain(domain_fid) : NULL;
+	if (!domain || !pollset || (attr && attr->flags)) {
+		FI_WARN(util_domain_prov(domain), FI_LOG_DOMAIN,
 			"poll open: NULL domain or set, or attr flags set\n");
 		return -FI_EINVAL;
 	}
-	domain = to_util_domain(domain_fid);
 	ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return -FI_ENOMEM;

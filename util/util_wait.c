@@ -9,8 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-int util_wait_init(struct util_wait *wait, enum fi_wait_obj type)
+int util_wait_init(struct util_wait *wait, const struct fi_provider *prov,
+		   enum fi_wait_obj type)
 {
+	wait->prov = prov;
 	wait->efd = -1;
 	wait->slice_ms = 1;
 	atomic_init(&wait->armed, 0);
@@ -28,7 +30,7 @@ int util_wait_init(struct util_wait *wait, enum fi_wait_obj type)
 		if (wait->efd < 0) {
 			int err = errno;
 
-			FI_WARN(&weft_core_prov, FI_LOG_CORE,
+			FI_WARN(wait->prov, FI_LOG_CORE,
 				"eventfd: %s\n", strerror(err));
 			return -err;
 		}
@@ -36,12 +38,12 @@ int util_wait_init(struct util_wait *wait, enum fi_wait_obj type)
 	case FI_WAIT_SET:
 	case FI_WAIT_MUTEX_COND:
 	case FI_WAIT_POLLFD:
-		FI_WARN(&weft_core_prov, FI_LOG_CORE,
+		FI_WARN(wait->prov, FI_LOG_CORE,
 			"wait object %d not supported (NONE, UNSPEC, FD, YIELD are)\n",
 			type);
 		return -FI_ENOSYS;
 	default:
-		FI_WARN(&weft_core_prov, FI_LOG_CORE,
+		FI_WARN(wait->prov, FI_LOG_CORE,
 			"unknown wait object %d\n", type);
 		return -FI_EINVAL;
 	}
@@ -105,7 +107,7 @@ static void util_wait_sleep(struct util_wait *wait, int ms)
 	if (wait->slice_ms >= 0 && (ms < 0 || ms > wait->slice_ms))
 		ms = wait->slice_ms;
 	if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
-		FI_WARN(&weft_core_prov, FI_LOG_CORE, "poll: %s\n",
+		FI_WARN(wait->prov, FI_LOG_CORE, "poll: %s\n",
 			strerror(errno));
 }
 

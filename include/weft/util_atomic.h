@@ -47,7 +47,7 @@ int util_atomic_kind_valid(enum util_atomic_kind kind, enum fi_op op,
 
 /* fi_query_atomic: flags 0, FI_FETCH_ATOMIC or FI_COMPARE_ATOMIC (FI_TAGGED
  * is refused); fills attr->size and attr->count = max_bytes / size.
- * 0, -FI_EOPNOTSUPP or -FI_EINVAL. */
+ * 0, -FI_EOPNOTSUPP or -FI_EINVAL. Logs nothing: it knows no provider. */
 int util_atomic_query(enum fi_datatype datatype, enum fi_op op,
 		      struct fi_atomic_attr *attr, uint64_t flags,
 		      size_t max_bytes);

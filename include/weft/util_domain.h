@@ -74,6 +74,15 @@ static inline struct util_domain *to_util_domain(struct fid_domain *domain)
 	return container_of(domain, struct util_domain, domain_fid);
 }
 
+/* The provider util logs under for this domain and its children (AVs, CQs,
+ * counters, endpoints, MRs), so FI_LOG_PROV=<provider> shows util's
+ * warnings about that provider's objects. Core's for a NULL domain. */
+static inline const struct fi_provider *
+util_domain_prov(const struct util_domain *domain)
+{
+	return domain && domain->prov ? domain->prov : &weft_core_prov;
+}
+
 /* Copies what it needs from info (domain_attr must be set; name, threading,
  * mr_mode, av_type, cq_data_size, caps, mode). FI_THREAD_UNSPEC counts as
  * FI_THREAD_SAFE. Takes a reference on the fabric. Returns 0, -FI_EINVAL

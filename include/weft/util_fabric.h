@@ -13,6 +13,7 @@
 #define WEFT_UTIL_FABRIC_H
 
 #include "weft/compat.h"
+#include "weft/log.h"
 #include "weft/util_lock.h"
 #include <stdatomic.h>
 #include <rdma/fabric.h>
@@ -31,6 +32,15 @@ struct util_fabric {
 static inline struct util_fabric *to_util_fabric(struct fid_fabric *fabric)
 {
 	return container_of(fabric, struct util_fabric, fabric_fid);
+}
+
+/* The provider util logs under for this fabric and its EQs: they are that
+ * provider's objects, so FI_LOG_PROV=<provider> must show util's warnings
+ * about them. Core's when there is no fabric (a NULL argument). */
+static inline const struct fi_provider *
+util_fabric_prov(const struct util_fabric *fabric)
+{
+	return fabric && fabric->prov ? fabric->prov : &weft_core_prov;
 }
 
 /* Fills fabric_fid (fclass FI_CLASS_FABRIC, context, ops). fid_ops->close

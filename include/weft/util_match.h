@@ -118,8 +118,9 @@ void util_match_claim(struct util_match_queue *q, struct util_unexp_entry *ux,
 		      struct fi_context *context);
 
 /* FI_CLAIM (with or without FI_DISCARD): the message claimed earlier with
- * this context, removed from the queue; NULL (log it, -FI_EINVAL to the
- * caller) if the context holds no claim of this queue. */
+ * this context, removed from the queue; NULL if the context holds no claim
+ * of this queue (the provider logs it, under its name, and returns
+ * -FI_EINVAL). */
 struct util_unexp_entry *util_match_take_claimed(struct util_match_queue *q,
 						 struct fi_context *context);
 

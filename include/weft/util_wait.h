@@ -31,6 +31,7 @@
 #define UTIL_WAIT_SPIN_NS_DEFAULT 50000u
 
 struct util_wait {
+	const struct fi_provider *prov;	/* logs under it */
 	enum fi_wait_obj type;	/* FI_WAIT_NONE, FI_WAIT_YIELD or FI_WAIT_FD */
 	int efd;		/* eventfd for FI_WAIT_FD, else -1 */
 	atomic_int armed;	/* a reader is (about to be) asleep */
@@ -41,9 +42,12 @@ struct util_wait {
 	int slice_ms;
 };
 
-/* type FI_WAIT_UNSPEC becomes FI_WAIT_FD. Returns 0, -FI_ENOSYS for the
- * unsupported types, -FI_EINVAL for unknown values, or -errno. */
-int util_wait_init(struct util_wait *wait, enum fi_wait_obj type);
+/* type FI_WAIT_UNSPEC becomes FI_WAIT_FD. prov: the provider of the object
+ * the wait belongs to, which its warnings are logged under. Returns 0,
+ * -FI_ENOSYS for the unsupported types, -FI_EINVAL for unknown values, or
+ * -errno. */
+int util_wait_init(struct util_wait *wait, const struct fi_provider *prov,
+		   enum fi_wait_obj type);
 void util_wait_fini(struct util_wait *wait);
 
 /* Wake the sleeper (if any) unconditionally: one eventfd write. */
