@@ -38,16 +38,25 @@ void weft_prov_cleanup_all(void);
 int weft_prov_snapshot(struct fi_provider ***provs, size_t *count);
 struct fi_provider *weft_prov_find(const char *name);
 
+/* Core's settings (FI_LOG_*, FI_PROVIDER): fi_param_define each one. */
+void weft_core_settings_define(void);
+
 /* Log. weft_log_configure never logs; weft_log_report_settings warns
  * about malformed FI_LOG_* values once logging works. */
+#define WEFT_LOG_INTERVAL_DEFAULT_MS 2000
 void weft_log_report_settings(void);
 void weft_log_fini(void);
 
 /* Params. The env value of a defined-or-not param, without logging (the
  * log module reads its own settings through it). */
 const char *weft_param_env(const struct fi_provider *prov, const char *name);
+/* "FI_SRD_CQ_BATCH" for ("srd", "cq_batch"), FI_<NAME> for core; free() it. */
+char *weft_param_env_name(const struct fi_provider *prov, const char *name);
 void weft_param_fini(void);
+/* fi_param_get's parsers: 0, or -FI_EINVAL for a malformed value. */
 int weft_param_parse_bool(const char *str, int *value);
+int weft_param_parse_int(const char *str, int *value);
+int weft_param_parse_size(const char *str, size_t *value);
 
 /* True while weft_init runs on this thread (see weft_init). */
 int weft_init_running(void);

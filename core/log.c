@@ -34,8 +34,6 @@ static const char *const log_subsys[FI_LOG_SUBSYS_MAX] = {
 	[FI_LOG_CNTR] = "cntr",
 };
 
-#define LOG_INTERVAL_DEFAULT_MS 2000
-
 /* Written by weft_log_configure (once at init, or by tests between cases);
  * read without locks on every log call. */
 static struct {
@@ -48,7 +46,7 @@ static struct {
 	int bad_prov, bad_subsys, bad_interval;
 	int configured;
 } log_cfg = { .level = FI_LOG_WARN, .subsys_mask = ~0u,
-	      .interval_us = LOG_INTERVAL_DEFAULT_MS * 1000ull };
+	      .interval_us = WEFT_LOG_INTERVAL_DEFAULT_MS * 1000ull };
 
 static int log_parse_level(const char *str)
 {
@@ -79,18 +77,6 @@ static unsigned log_parse_subsys(const char *spec, int *bad)
 	return mask;
 }
 
-static void log_define_params(void)
-{
-	fi_param_define(&weft_core_prov, "log_level", FI_PARAM_STRING,
-			"Specify logging level: warn, trace, info, debug (default: warn)");
-	fi_param_define(&weft_core_prov, "log_prov", FI_PARAM_STRING,
-			"Specify specific provider to log (default: all)");
-	fi_param_define(&weft_core_prov, "log_subsys", FI_PARAM_STRING,
-			"Specify specific subsystem to log (default: all)");
-	fi_param_define(&weft_core_prov, "log_interval", FI_PARAM_INT,
-			"Delay in ms between rate limited log messages (default 2000)");
-}
-
 /* Never logs: it runs before logging is configured. */
 void weft_log_configure(void)
 {
@@ -98,7 +84,7 @@ void weft_log_configure(void)
 	char *end;
 	long ms;
 
-	log_define_params();
+	weft_core_settings_define();
 	level = weft_param_env(&weft_core_prov, "log_level");
 	prov = weft_param_env(&weft_core_prov, "log_prov");
 	subsys = weft_param_env(&weft_core_prov, "log_subsys");
@@ -120,7 +106,7 @@ void weft_log_configure(void)
 	log_cfg.subsys_mask = log_parse_subsys(subsys, &log_cfg.bad_subsys);
 
 	log_cfg.bad_interval = 0;
-	log_cfg.interval_us = LOG_INTERVAL_DEFAULT_MS * 1000ull;
+	log_cfg.interval_us = WEFT_LOG_INTERVAL_DEFAULT_MS * 1000ull;
 	if (interval && *interval) {
 		ms = strtol(interval, &end, 0);
 		if (*end || ms < 0)
@@ -146,7 +132,7 @@ void weft_log_report_settings(void)
 	if (log_cfg.bad_interval)
 		FI_WARN(&weft_core_prov, FI_LOG_CORE,
 			"FI_LOG_INTERVAL is not a number of ms; using %d\n",
-			LOG_INTERVAL_DEFAULT_MS);
+			WEFT_LOG_INTERVAL_DEFAULT_MS);
 }
 
 void weft_log_fini(void)

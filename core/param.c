@@ -34,7 +34,7 @@ static const char *param_prov_name(const struct fi_provider *prov)
 }
 
 /* FI_<PROV>_<NAME> upper-cased; FI_<NAME> for core. Caller frees. */
-static char *param_env_name(const struct fi_provider *prov, const char *name)
+char *weft_param_env_name(const struct fi_provider *prov, const char *name)
 {
 	const char *prov_name = param_prov_name(prov);
 	char *env;
@@ -65,7 +65,7 @@ static struct weft_param *param_find(const char *env_name)
 
 const char *weft_param_env(const struct fi_provider *prov, const char *name)
 {
-	char *env_name = param_env_name(prov, name);
+	char *env_name = weft_param_env_name(prov, name);
 	const char *value;
 
 	if (!env_name)
@@ -119,7 +119,7 @@ int fi_param_define(const struct fi_provider *provider, const char *param_name,
 	if (!param)
 		return -FI_ENOMEM;
 	param->type = type;
-	param->env_name = param_env_name(provider, param_name);
+	param->env_name = weft_param_env_name(provider, param_name);
 	va_start(args, help_string_fmt);
 	ret = vasprintf(&param->help, help_string_fmt, args);
 	va_end(args);
@@ -167,7 +167,7 @@ int weft_param_parse_bool(const char *str, int *value)
 	return -FI_EINVAL;
 }
 
-static int param_parse_int(const char *str, int *value)
+int weft_param_parse_int(const char *str, int *value)
 {
 	char *end;
 	long num;
@@ -180,7 +180,7 @@ static int param_parse_int(const char *str, int *value)
 	return 0;
 }
 
-static int param_parse_size(const char *str, size_t *value)
+int weft_param_parse_size(const char *str, size_t *value)
 {
 	unsigned long long num;
 	char *end;
@@ -205,11 +205,11 @@ static int param_parse(enum fi_param_type type, const char *str, void *value)
 		*(const char **)value = str;
 		return 0;
 	case FI_PARAM_INT:
-		return param_parse_int(str, value);
+		return weft_param_parse_int(str, value);
 	case FI_PARAM_BOOL:
 		return weft_param_parse_bool(str, value);
 	case FI_PARAM_SIZE_T:
-		return param_parse_size(str, value);
+		return weft_param_parse_size(str, value);
 	}
 	return -FI_EINVAL;
 }
@@ -236,7 +236,7 @@ int fi_param_get(struct fi_provider *provider, const char *param_name,
 			"fi_param_get: NULL %s\n", param_name ? "value" : "name");
 		return -FI_EINVAL;
 	}
-	env_name = param_env_name(provider, param_name);
+	env_name = weft_param_env_name(provider, param_name);
 	if (!env_name)
 		return -FI_ENOMEM;
 

@@ -12,23 +12,11 @@
 #include <string.h>
 
 #include "weft/core.h"
+#include "weft/settings.h"
 #include "shm.h"
 
-struct shm_env shm_env = {
-	.tx_size = 1024,
-	.rx_size = 1024,
-	.cell_size = SHM_DEF_CELL_SIZE,
-	.cell_count = SHM_DEF_CELL_COUNT,
-	.max_peers = SHM_DEF_MAX_PEERS,
-	.bounce_seg_size = SHM_DEF_BOUNCE_SEG_SIZE,
-	.bounce_seg_count = SHM_DEF_BOUNCE_SEGS,
-	.bounce_peer_segs = 0,
-	.disable_cma = 0,
-	.remote_comm = 0,
-	.peer_timeout_ms = 1000,
-	.unexp_count = 1024,
-	.split_size = SHM_DEF_SPLIT_SIZE,
-};
+/* Set from shm_setting_table at provider init. */
+struct shm_env shm_env;
 
 static int shm_getinfo(uint32_t version, const char *node, const char *service,
 		       uint64_t flags, const struct fi_info *hints,
@@ -243,97 +231,63 @@ static void shm_cleanup(void)
 {
 }
 
-static void shm_params_define(void)
-{
-	fi_param_define(&shm_prov, "tx_size", FI_PARAM_SIZE_T,
-			"Transmit operations an endpoint keeps outstanding "
-			"(default %zu).", shm_env.tx_size);
-	fi_param_define(&shm_prov, "rx_size", FI_PARAM_SIZE_T,
-			"Cells in an endpoint's inbound queue and posted "
-			"receives it accepts (default %zu).", shm_env.rx_size);
-	fi_param_define(&shm_prov, "disable_cma", FI_PARAM_BOOL,
-			"Never use process_vm_readv/writev; move large "
-			"messages and RMA through bounce buffers "
-			"(default no).");
-	fi_param_define(&shm_prov, "remote_comm", FI_PARAM_BOOL,
-			"Also advertise FI_REMOTE_COMM, for single-host jobs "
-			"of clients that insist on it (default no).");
-	fi_param_define(&shm_prov, "cell_size", FI_PARAM_SIZE_T,
-			"Bytes per inbound queue cell, a multiple of 64; "
-			"messages up to cell_size - 48 bytes travel inline "
-			"(default %u).", shm_env.cell_size);
-	fi_param_define(&shm_prov, "cell_count", FI_PARAM_SIZE_T,
-			"Cells in an endpoint's inbound queue, a power of two "
-			"(default %u).", shm_env.cell_count);
-	fi_param_define(&shm_prov, "max_peers", FI_PARAM_SIZE_T,
-			"Distinct endpoints that may send to one endpoint "
-			"(default %u).", shm_env.max_peers);
-	fi_param_define(&shm_prov, "bounce_seg_size", FI_PARAM_SIZE_T,
-			"Bytes per bounce segment, used where CMA is refused "
-			"(default %u).", shm_env.bounce_seg_size);
-	fi_param_define(&shm_prov, "bounce_seg_count", FI_PARAM_SIZE_T,
-			"Bounce segments per endpoint, 1..64 (default %u).",
-			shm_env.bounce_seg_count);
-	fi_param_define(&shm_prov, "bounce_peer_segs", FI_PARAM_SIZE_T,
-			"Bounce segments the transfers toward one peer may "
-			"hold at once, so a peer that does not drain leaves "
-			"the rest to others; 0 = half of bounce_seg_count "
-			"(default 0).");
-	fi_param_define(&shm_prov, "peer_timeout_ms", FI_PARAM_SIZE_T,
-			"Milliseconds an operation waits on a peer before the "
-			"peer's liveness is checked (default %zu).",
-			shm_env.peer_timeout_ms);
-	fi_param_define(&shm_prov, "unexp_count", FI_PARAM_SIZE_T,
-			"Unexpected small messages an endpoint buffers before "
-			"it stops draining its queue (default %zu).",
-			shm_env.unexp_count);
-	fi_param_define(&shm_prov, "split_size", FI_PARAM_SIZE_T,
-			"Messages of at least this many bytes moved by CMA are "
-			"copied by both sides at once (the receiver pulls the "
-			"first half while the sender pushes the second); 0 "
-			"never splits (default %zu).", shm_env.split_size);
-}
+#define SHM_FIELD(m) WEFT_SETTING_FIELD(struct shm_env, m)
 
-static void shm_params_read(void)
-{
-	size_t v;
-	int b;
-
-	if (!fi_param_get_size_t(&shm_prov, "tx_size", &v) && v >= 16)
-		shm_env.tx_size = v;
-	if (!fi_param_get_size_t(&shm_prov, "rx_size", &v) && v >= 16)
-		shm_env.rx_size = v;
-	if (!fi_param_get_bool(&shm_prov, "disable_cma", &b))
-		shm_env.disable_cma = !!b;
-	if (!fi_param_get_bool(&shm_prov, "remote_comm", &b))
-		shm_env.remote_comm = !!b;
-	if (!fi_param_get_size_t(&shm_prov, "cell_size", &v) && v <= UINT32_MAX)
-		shm_env.cell_size = (uint32_t)v;
-	if (!fi_param_get_size_t(&shm_prov, "cell_count", &v) && v <= UINT32_MAX)
-		shm_env.cell_count = (uint32_t)v;
-	if (!fi_param_get_size_t(&shm_prov, "max_peers", &v) && v <= UINT32_MAX)
-		shm_env.max_peers = (uint32_t)v;
-	if (!fi_param_get_size_t(&shm_prov, "bounce_seg_size", &v) &&
-	    v <= UINT32_MAX)
-		shm_env.bounce_seg_size = (uint32_t)v;
-	if (!fi_param_get_size_t(&shm_prov, "bounce_seg_count", &v) &&
-	    v <= UINT32_MAX)
-		shm_env.bounce_seg_count = (uint32_t)v;
-	if (!fi_param_get_size_t(&shm_prov, "bounce_peer_segs", &v)) {
-		if (v <= SHM_MAX_BOUNCE_SEGS)
-			shm_env.bounce_peer_segs = (uint32_t)v;
-		else
-			FI_WARN(&shm_prov, FI_LOG_CORE,
-				"FI_SHM_BOUNCE_PEER_SEGS %zu above %u, using "
-				"the default\n", v, SHM_MAX_BOUNCE_SEGS);
-	}
-	if (!fi_param_get_size_t(&shm_prov, "peer_timeout_ms", &v) && v)
-		shm_env.peer_timeout_ms = v;
-	if (!fi_param_get_size_t(&shm_prov, "unexp_count", &v) && v)
-		shm_env.unexp_count = v;
-	if (!fi_param_get_size_t(&shm_prov, "split_size", &v))
-		shm_env.split_size = v;
-}
+/* FI_SHM_*, each stated once, in the order weft_info -e lists them. */
+static const struct weft_setting shm_setting_table[] = {
+	{ .name = "tx_size", .type = WEFT_SETTING_SIZE, SHM_FIELD(tx_size),
+	  .def = 1024, .min = 16,
+	  .help = "Transmit operations an endpoint keeps outstanding" },
+	{ .name = "rx_size", .type = WEFT_SETTING_SIZE, SHM_FIELD(rx_size),
+	  .def = 1024, .min = 16,
+	  .help = "Posted receives an endpoint accepts" },
+	{ .name = "disable_cma", .type = WEFT_SETTING_BOOL,
+	  SHM_FIELD(disable_cma), .def = 0,
+	  .help = "Never use process_vm_readv/writev; move large messages "
+		  "and RMA through bounce buffers" },
+	{ .name = "remote_comm", .type = WEFT_SETTING_BOOL,
+	  SHM_FIELD(remote_comm), .def = 0,
+	  .help = "Also advertise FI_REMOTE_COMM, for single-host jobs of "
+		  "clients that insist on it" },
+	{ .name = "cell_size", .type = WEFT_SETTING_SIZE, SHM_FIELD(cell_size),
+	  .def = SHM_DEF_CELL_SIZE, .min = SHM_MIN_CELL_SIZE,
+	  .max = SHM_MAX_CELL_SIZE, .multiple = SHM_CACHELINE,
+	  .help = "Bytes per inbound queue cell; messages up to cell_size - "
+		  "48 bytes travel inline" },
+	{ .name = "cell_count", .type = WEFT_SETTING_SIZE,
+	  SHM_FIELD(cell_count), .def = SHM_DEF_CELL_COUNT, .min = 2,
+	  .max = SHM_MAX_CELL_COUNT, .flags = WEFT_SETTING_POW2,
+	  .help = "Cells in an endpoint's inbound queue" },
+	{ .name = "max_peers", .type = WEFT_SETTING_SIZE, SHM_FIELD(max_peers),
+	  .def = SHM_DEF_MAX_PEERS, .min = 1, .max = SHM_MAX_PEERS,
+	  .help = "Distinct endpoints that may send to one endpoint" },
+	{ .name = "bounce_seg_size", .type = WEFT_SETTING_SIZE,
+	  SHM_FIELD(bounce_seg_size), .def = SHM_DEF_BOUNCE_SEG_SIZE,
+	  .min = SHM_PAGE, .max = SHM_MAX_BOUNCE_SEG_SIZE, .multiple = SHM_PAGE,
+	  .help = "Bytes per bounce segment, used where CMA is refused" },
+	{ .name = "bounce_seg_count", .type = WEFT_SETTING_SIZE,
+	  SHM_FIELD(bounce_seg_count), .def = SHM_DEF_BOUNCE_SEGS, .min = 1,
+	  .max = SHM_MAX_BOUNCE_SEGS,
+	  .help = "Bounce segments per endpoint" },
+	{ .name = "bounce_peer_segs", .type = WEFT_SETTING_SIZE,
+	  SHM_FIELD(bounce_peer_segs), .def = 0, .max = SHM_MAX_BOUNCE_SEGS,
+	  .help = "Bounce segments the transfers toward one peer may hold at "
+		  "once, so a peer that does not drain leaves the rest to "
+		  "others; 0 = half of bounce_seg_count" },
+	{ .name = "peer_timeout_ms", .type = WEFT_SETTING_SIZE,
+	  SHM_FIELD(peer_timeout_ms), .def = 1000, .min = 1,
+	  .help = "Milliseconds an operation waits on a peer before the "
+		  "peer's liveness is checked" },
+	{ .name = "unexp_count", .type = WEFT_SETTING_SIZE,
+	  SHM_FIELD(unexp_count), .def = 1024, .min = 1,
+	  .help = "Unexpected small messages an endpoint buffers before it "
+		  "stops draining its queue" },
+	{ .name = "split_size", .type = WEFT_SETTING_SIZE,
+	  SHM_FIELD(split_size), .def = SHM_DEF_SPLIT_SIZE,
+	  .help = "Messages of at least this many bytes moved by CMA are "
+		  "copied by both sides at once (the receiver pulls the first "
+		  "half while the sender pushes the second); 0 never splits" },
+};
 
 void shm_env_region_attr(struct shm_region_attr *attr)
 {
@@ -346,8 +300,10 @@ void shm_env_region_attr(struct shm_region_attr *attr)
 	attr->cma_mode = shm_env.disable_cma ? SHM_CMA_OFF : SHM_CMA_AUTO;
 }
 
-/* Settings the transport refuses fall back to its defaults here, once,
- * with the transport's own log line saying which one was wrong. */
+/* Each setting is in its own range (the table checked it), but together
+ * they may still describe a region the transport refuses (over its size
+ * limit): then the five fall back to their defaults, once, after the
+ * transport's own log line. */
 static void shm_params_check(void)
 {
 	struct shm_region_attr attr;
@@ -367,8 +323,10 @@ static void shm_params_check(void)
 struct fi_provider *shm_prov_init(void)
 {
 	shm_xport_prov = &shm_prov;
-	shm_params_define();
-	shm_params_read();
+	weft_settings_define(&shm_prov, shm_setting_table,
+			     WEFT_ARRAY_SIZE(shm_setting_table));
+	weft_settings_read(&shm_prov, shm_setting_table,
+			   WEFT_ARRAY_SIZE(shm_setting_table), &shm_env);
 	shm_params_check();
 	return &shm_prov;
 }

@@ -27,7 +27,6 @@ static struct fi_provider shm_xport_default_prov = {
 };
 struct fi_provider *shm_xport_prov = &shm_xport_default_prov;
 
-#define SHM_PAGE		4096ull
 /* Largest region we agree to map, ours or a peer's. */
 #define SHM_MAX_REGION_SIZE	(4ull << 30)
 /* A leftover younger than this that is not "ready" may be a region being

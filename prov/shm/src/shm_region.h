@@ -72,6 +72,7 @@ extern struct fi_provider *shm_xport_prov;
 #define SHM_STALL_POLLS		4096
 #define SHM_STALL_NS		(100ull * 1000 * 1000)
 
+#define SHM_PAGE		4096ull	/* layout and segment granularity */
 #define SHM_MIN_CELL_SIZE	128
 #define SHM_MAX_CELL_SIZE	(1u << 20)
 #define SHM_MAX_CELL_COUNT	(1u << 20)

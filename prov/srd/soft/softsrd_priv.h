@@ -72,7 +72,8 @@ struct softsrd_config {
 	char iface[IF_NAMESIZE];
 };
 
-int softsrd_config_read(struct softsrd_config *cfg);
+/* FI_SRD_SOFT_* (bad values: a warning, the default kept). */
+void softsrd_config_read(struct softsrd_config *cfg);
 
 /* ---- wire format ------------------------------------------------------- */
 

@@ -36,7 +36,11 @@ enum srd_poll_req {
 
 #define SRD_CQ_BATCH_DEFAULT 32
 #define SRD_CQ_BATCH_MAX 256
+#define SRD_CTS_THRESHOLD_DEFAULT (64 * 1024)
+#define SRD_CTS_WINDOW_DEFAULT (2 * 1024 * 1024)
+#define SRD_LONG_PROBE_MS_DEFAULT 1000
 
+/* FI_SRD_*, described once in srd_init.c's table. */
 struct srd_settings {
 	enum srd_device_sel device;
 	enum srd_poll_req poll_mode;
@@ -44,6 +48,11 @@ struct srd_settings {
 	uint8_t low_latency_sl;		/* efadv SL for FI_TC_LOW_LATENCY */
 	uint8_t rnr_retry;		/* device RNR retries, 0..7 (7 = infinite) */
 	const char *device_name;	/* NULL or "" = first device */
+	/* read again at each endpoint open (srd_settings_read_one) */
+	uint32_t ring_slots;		/* data mode ring slots per peer */
+	size_t cts_threshold;		/* CTS above it (no RDMA read) */
+	size_t cts_window;		/* bytes granted ahead per message */
+	uint32_t long_probe_ms;		/* probes of long transfers' peers */
 };
 
 extern struct srd_settings srd_settings;
@@ -51,6 +60,8 @@ extern struct srd_settings srd_settings;
 void srd_settings_default(struct srd_settings *s);
 /* Defaults overridden by FI_SRD_* (bad values: warning, default kept). */
 void srd_settings_read(struct srd_settings *s);
+/* The one setting name ("ring_slots") into s, as srd_settings_read would. */
+void srd_settings_read_one(const char *name, struct srd_settings *s);
 struct fi_provider *srd_prov_init_device_only(void);
 int srd_settings_parse_device(const char *str, enum srd_device_sel *out);
 int srd_settings_parse_poll_mode(const char *str, enum srd_poll_req *out);

@@ -7,12 +7,13 @@
  */
 #include "weft/compat.h"
 #include "weft/core.h"
+#include "weft/settings.h"
 #include "srd_rdm.h"
+#include "srd_ring.h"
 #include "../soft/softsrd.h"
 
 #include <pthread.h>
 #include <string.h>
-#include <strings.h>
 
 static pthread_mutex_t srd_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct srd_device *srd_dev;
@@ -102,127 +103,110 @@ struct fi_provider srd_prov = {
 	.cleanup = srd_cleanup,
 };
 
+/* ---- settings: each stated once, here ------------------------------------ */
+
+static const char *const srd_device_names[] = { "auto", "efa", "soft", NULL };
+static const char *const srd_poll_names[] = { "auto", "data", "completion",
+					      NULL };
+
+#define SRD_FIELD(m) WEFT_SETTING_FIELD(struct srd_settings, m)
+
+static const struct weft_setting srd_setting_table[] = {
+	{ .name = "device", .type = WEFT_SETTING_ENUM, SRD_FIELD(device),
+	  .def = SRD_DEVICE_AUTO, .names = srd_device_names,
+	  .help = "Device to use: auto (EFA through rdma-core when present), "
+		  "efa, or soft (softsrd, never chosen by auto)" },
+	{ .name = "device_name", .type = WEFT_SETTING_STRING,
+	  SRD_FIELD(device_name), .def_text = "the first device",
+	  .help = "Verbs device name to open (e.g. efa_0)" },
+	{ .name = "poll_mode", .type = WEFT_SETTING_ENUM, SRD_FIELD(poll_mode),
+	  .def = SRD_POLL_REQ_AUTO, .names = srd_poll_names,
+	  .help = "How receivers find messages: auto, data (poll message data "
+		  "in memory, needs RDMA write landing in order) or "
+		  "completion (poll the CQ)" },
+	{ .name = "cq_batch", .type = WEFT_SETTING_INT, SRD_FIELD(cq_batch),
+	  .def = SRD_CQ_BATCH_DEFAULT, .min = 1, .max = SRD_CQ_BATCH_MAX,
+	  .help = "Completions taken per CQ per progress call" },
+	{ .name = "low_latency_sl", .type = WEFT_SETTING_INT,
+	  SRD_FIELD(low_latency_sl), .def = 8, .max = 15,
+	  .help = "Service level asked for FI_TC_LOW_LATENCY endpoints where "
+		  "rdma-core supports it (falls back to the default SL)" },
+	{ .name = "rnr_retry", .type = WEFT_SETTING_INT, SRD_FIELD(rnr_retry),
+	  .def = 3, .max = 7,
+	  .help = "Device RNR retries before an RNR completion (7 = retry "
+		  "forever), where the device allows it" },
+	{ .name = "ring_slots", .type = WEFT_SETTING_INT, SRD_FIELD(ring_slots),
+	  .def = SRD_RING_SLOTS_DEFAULT, .min = SRD_RING_SLOTS_MIN,
+	  .max = SRD_RING_SLOTS_MAX, .flags = WEFT_SETTING_POW2,
+	  .help = "Data mode: slots of the ring each peer writes small "
+		  "messages into, per peer and endpoint (1 KiB each, read at "
+		  "endpoint open)" },
+	{ .name = "cts_threshold", .type = WEFT_SETTING_SIZE,
+	  SRD_FIELD(cts_threshold), .def = SRD_CTS_THRESHOLD_DEFAULT,
+	  .help = "Messages longer than this many bytes go by receiver-"
+		  "granted credits (CTS) when RDMA read is not available at "
+		  "both ends; shorter ones as MEDIUM segments" },
+	{ .name = "cts_window", .type = WEFT_SETTING_SIZE,
+	  SRD_FIELD(cts_window), .def = SRD_CTS_WINDOW_DEFAULT,
+	  .help = "Bytes a receiver grants ahead of what arrived, per long "
+		  "message (below one packet: the default)" },
+	{ .name = "long_probe_ms", .type = WEFT_SETTING_INT,
+	  SRD_FIELD(long_probe_ms), .def = SRD_LONG_PROBE_MS_DEFAULT,
+	  .help = "While a long message waits for its peer, probe the peer "
+		  "this often; a probe the device cannot deliver ends the "
+		  "peer's long transfers with an error (0: never)" },
+};
+
+#define SRD_SETTINGS_COUNT WEFT_ARRAY_SIZE(srd_setting_table)
+
 void srd_settings_default(struct srd_settings *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->device = SRD_DEVICE_AUTO;
-	s->poll_mode = SRD_POLL_REQ_AUTO;
-	s->cq_batch = SRD_CQ_BATCH_DEFAULT;
-	s->low_latency_sl = 8;
-	s->rnr_retry = 3;
-	s->device_name = NULL;
+	weft_settings_default(srd_setting_table, SRD_SETTINGS_COUNT, s);
+}
+
+void srd_settings_read(struct srd_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	weft_settings_read(&srd_prov, srd_setting_table, SRD_SETTINGS_COUNT, s);
+}
+
+void srd_settings_read_one(const char *name, struct srd_settings *s)
+{
+	weft_setting_read(&srd_prov, srd_setting_table, SRD_SETTINGS_COUNT,
+			  name, s);
+}
+
+static int srd_settings_parse(const char *name, const char *str)
+{
+	return weft_setting_parse_enum(weft_setting_find(srd_setting_table,
+							 SRD_SETTINGS_COUNT,
+							 name), str);
 }
 
 int srd_settings_parse_device(const char *str, enum srd_device_sel *out)
 {
-	if (!str || !*str || !strcasecmp(str, "auto"))
-		*out = SRD_DEVICE_AUTO;
-	else if (!strcasecmp(str, "efa"))
-		*out = SRD_DEVICE_EFA;
-	else if (!strcasecmp(str, "soft"))
-		*out = SRD_DEVICE_SOFT;
-	else
-		return -FI_EINVAL;
+	int v = srd_settings_parse("device", str);
+
+	if (v < 0)
+		return v;
+	*out = (enum srd_device_sel)v;
 	return 0;
 }
 
 int srd_settings_parse_poll_mode(const char *str, enum srd_poll_req *out)
 {
-	if (!str || !*str || !strcasecmp(str, "auto"))
-		*out = SRD_POLL_REQ_AUTO;
-	else if (!strcasecmp(str, "data"))
-		*out = SRD_POLL_REQ_DATA;
-	else if (!strcasecmp(str, "completion"))
-		*out = SRD_POLL_REQ_COMPLETION;
-	else
-		return -FI_EINVAL;
+	int v = srd_settings_parse("poll_mode", str);
+
+	if (v < 0)
+		return v;
+	*out = (enum srd_poll_req)v;
 	return 0;
 }
 
 static void srd_settings_define(void)
 {
-	fi_param_define(&srd_prov, "device", FI_PARAM_STRING,
-			"Device to use: auto (EFA through rdma-core when present), "
-			"efa, or soft (softsrd, never chosen by auto). Default: auto");
-	fi_param_define(&srd_prov, "device_name", FI_PARAM_STRING,
-			"Verbs device name to open (e.g. efa_0); default: the first");
-	fi_param_define(&srd_prov, "poll_mode", FI_PARAM_STRING,
-			"auto, data (poll message data in memory, needs RDMA write "
-			"landing in order) or completion (poll the CQ). Default: auto");
-	fi_param_define(&srd_prov, "cq_batch", FI_PARAM_INT,
-			"Completions taken per CQ per progress call, 1..256. Default: 32");
-	fi_param_define(&srd_prov, "low_latency_sl", FI_PARAM_INT,
-			"Service level asked for FI_TC_LOW_LATENCY endpoints where "
-			"rdma-core supports it (default 8; falls back to the default SL)");
-	fi_param_define(&srd_prov, "rnr_retry", FI_PARAM_INT,
-			"Device RNR retries before an RNR completion, 0..7 "
-			"(7 = retry forever), where the device allows it. Default: 3");
-	fi_param_define(&srd_prov, "ring_slots", FI_PARAM_INT,
-			"Data mode: slots of the ring each peer writes small "
-			"messages into, per peer and endpoint, a power of two "
-			"2..4096 (1 KiB each, read at endpoint open). Default: 32");
-	srd_long_params_define();
-}
-
-static void srd_settings_get_int(const char *name, int lo, int hi, int *dst)
-{
-	int v;
-
-	if (fi_param_get_int(&srd_prov, name, &v))
-		return;
-	if (v < lo || v > hi) {
-		FI_WARN(&srd_prov, FI_LOG_CORE,
-			"FI_SRD_%s=%d out of range %d..%d, using %d\n", name, v,
-			lo, hi, *dst);
-		return;
-	}
-	*dst = v;
-}
-
-static void srd_settings_get_enum(const char *name, const char *help_values,
-				  int (*parse)(const char *, void *), void *dst)
-{
-	char *str = NULL;
-
-	if (fi_param_get_str(&srd_prov, name, &str) || !str)
-		return;
-	if (parse(str, dst))
-		FI_WARN(&srd_prov, FI_LOG_CORE,
-			"FI_SRD_%s=%s not one of %s, using auto\n", name, str,
-			help_values);
-}
-
-static int srd_parse_device_cb(const char *str, void *out)
-{
-	return srd_settings_parse_device(str, out);
-}
-
-static int srd_parse_poll_cb(const char *str, void *out)
-{
-	return srd_settings_parse_poll_mode(str, out);
-}
-
-void srd_settings_read(struct srd_settings *s)
-{
-	char *name = NULL;
-	int v;
-
-	srd_settings_default(s);
-	srd_settings_get_enum("device", "auto|efa|soft", srd_parse_device_cb,
-			      &s->device);
-	srd_settings_get_enum("poll_mode", "auto|data|completion",
-			      srd_parse_poll_cb, &s->poll_mode);
-	v = (int)s->cq_batch;
-	srd_settings_get_int("cq_batch", 1, SRD_CQ_BATCH_MAX, &v);
-	s->cq_batch = (unsigned int)v;
-	v = s->low_latency_sl;
-	srd_settings_get_int("low_latency_sl", 0, 15, &v);
-	s->low_latency_sl = (uint8_t)v;
-	v = s->rnr_retry;
-	srd_settings_get_int("rnr_retry", 0, 7, &v);
-	s->rnr_retry = (uint8_t)v;
-	if (!fi_param_get_str(&srd_prov, "device_name", &name) && name && *name)
-		s->device_name = name;
+	weft_settings_define(&srd_prov, srd_setting_table, SRD_SETTINGS_COUNT);
 }
 
 /* Which table a device setting means. auto never picks softsrd: a software

@@ -18,55 +18,26 @@
 #include "weft/compat.h"
 #include "srd_rdm.h"
 
-#define SRD_CTS_THRESHOLD_DEFAULT (64 * 1024)
-#define SRD_CTS_WINDOW_DEFAULT (2 * 1024 * 1024)
-#define SRD_LONG_PROBE_MS_DEFAULT 1000
-
-/* Called once, with the provider's other settings, at provider init. */
-void srd_long_params_define(void)
-{
-	fi_param_define(&srd_prov, "cts_threshold", FI_PARAM_SIZE_T,
-			"messages longer than this many bytes go by receiver-"
-			"granted credits (CTS) when RDMA read is not available "
-			"at both ends; shorter ones as MEDIUM segments "
-			"(default %d)", SRD_CTS_THRESHOLD_DEFAULT);
-	fi_param_define(&srd_prov, "cts_window", FI_PARAM_SIZE_T,
-			"bytes a receiver grants ahead of what arrived, per "
-			"long message (default %d, at least one packet)",
-			SRD_CTS_WINDOW_DEFAULT);
-	fi_param_define(&srd_prov, "long_probe_ms", FI_PARAM_INT,
-			"while a long message waits for its peer, probe the "
-			"peer this often; a probe the device cannot deliver "
-			"ends the peer's long transfers with an error "
-			"(default %d, 0: never)", SRD_LONG_PROBE_MS_DEFAULT);
-}
-
+/* Read at each endpoint open, so a process may change them in between. */
 int srd_cts_params(struct srd_ep *ep)
 {
-	size_t threshold = SRD_CTS_THRESHOLD_DEFAULT;
-	size_t window = SRD_CTS_WINDOW_DEFAULT;
-	int probe_ms = SRD_LONG_PROBE_MS_DEFAULT;
+	struct srd_settings s;
 
-	fi_param_get_size_t(&srd_prov, "cts_threshold", &threshold);
-	fi_param_get_size_t(&srd_prov, "cts_window", &window);
-	fi_param_get_int(&srd_prov, "long_probe_ms", &probe_ms);
-	if (window < ep->pkt_size) {
+	srd_settings_read_one("cts_threshold", &s);
+	srd_settings_read_one("cts_window", &s);
+	srd_settings_read_one("long_probe_ms", &s);
+	/* The window depends on the device: the table cannot check it. */
+	if (s.cts_window < ep->pkt_size) {
 		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
 			"FI_SRD_CTS_WINDOW=%zu is below the MTU %u: using %d\n",
-			window, ep->pkt_size, SRD_CTS_WINDOW_DEFAULT);
-		window = SRD_CTS_WINDOW_DEFAULT;
-	}
-	if (probe_ms < 0) {
-		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
-			"FI_SRD_LONG_PROBE_MS=%d is negative: using %d\n",
-			probe_ms, SRD_LONG_PROBE_MS_DEFAULT);
-		probe_ms = SRD_LONG_PROBE_MS_DEFAULT;
+			s.cts_window, ep->pkt_size, SRD_CTS_WINDOW_DEFAULT);
+		s.cts_window = SRD_CTS_WINDOW_DEFAULT;
 	}
 	/* CTS needs more than what the RTS carries, so never below it. */
-	ep->cts_threshold = threshold > ep->pc.eager_max ? threshold :
-							    ep->pc.eager_max;
-	ep->cts_window = window;
-	ep->long_probe_ns = (uint64_t)probe_ms * 1000000ull;
+	ep->cts_threshold = s.cts_threshold > ep->pc.eager_max ?
+			    s.cts_threshold : ep->pc.eager_max;
+	ep->cts_window = s.cts_window;
+	ep->long_probe_ns = (uint64_t)s.long_probe_ms * 1000000ull;
 	return 0;
 }
 

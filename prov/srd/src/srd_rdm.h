@@ -429,7 +429,6 @@ void srd_long_watch_arm(struct srd_ep *ep);
 /* srd_cts_tx.c / srd_cts_rx.c: receiver-granted credits. */
 void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
 		      uint8_t type, uint64_t off, uint32_t seg);
-void srd_long_params_define(void);
 struct srd_rx_xfer *srd_xfer_get(struct srd_ep *ep,
 				 const struct util_srx_dest *dest,
 				 const struct srd_msg_info *m);

@@ -38,18 +38,10 @@ static uint32_t srd_ring_pkt_max(bool line128, uint32_t slot_size)
 
 uint32_t srd_ring_slots_setting(void)
 {
-	int v = SRD_RING_SLOTS_DEFAULT;
+	struct srd_settings s;
 
-	if (fi_param_get_int(&srd_prov, "ring_slots", &v))
-		return SRD_RING_SLOTS_DEFAULT;
-	if (v < SRD_RING_SLOTS_MIN || v > SRD_RING_SLOTS_MAX || (v & (v - 1))) {
-		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
-			"FI_SRD_RING_SLOTS=%d is not a power of two in %d..%d: "
-			"using %d\n", v, SRD_RING_SLOTS_MIN, SRD_RING_SLOTS_MAX,
-			SRD_RING_SLOTS_DEFAULT);
-		return SRD_RING_SLOTS_DEFAULT;
-	}
-	return (uint32_t)v;
+	srd_settings_read_one("ring_slots", &s);
+	return s.ring_slots;
 }
 
 int srd_ring_ep_init(struct srd_ep *ep)
