@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Everything util offers to providers. Usage guide:
- * /tmp/weft-notes/util-api.md (kept in sync with these headers).
+ * Everything util offers to providers; each header's opening comment says
+ * how a provider uses it.
  */
 #ifndef WEFT_UTIL_H
 #define WEFT_UTIL_H

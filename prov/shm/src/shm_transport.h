@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm transport: everything the shm provider builds on. See
- * /tmp/weft-notes/shm-transport.md for the walk-through.
+ * shm transport: everything the shm provider builds on (regions, the
+ * queue, peers, CMA, bounce segments); fi_shm(7) walks through the
+ * protocol on top.
  */
 #ifndef SHM_TRANSPORT_H
 #define SHM_TRANSPORT_H
