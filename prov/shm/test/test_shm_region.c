@@ -144,21 +144,33 @@ static void test_named_takeover(void **state)
 	assert_false(shm_test_shm_exists(name));
 }
 
+/* Any process's first region sweeps dead owners' regions, so another
+ * test program running at the same time (make -j2 check) may reclaim the
+ * child's region first: that round proves nothing and is tried again. */
 static void test_reclaim(void **state)
 {
 	struct shm_test_child c;
 	struct shm_region *mine;
 	char name[SHM_NAME_MAX];
+	bool proved = false;
 
 	assert_int_equal(shm_region_create(NULL, &mine), 0);
-	assert_int_equal(shm_test_fork(&c, child_leave_region, NULL), 0);
-	assert_int_equal(shm_test_read(c.from_child, name, sizeof(name)), 0);
-	assert_int_equal(shm_test_wait(&c), 0);
-	assert_true(shm_test_shm_exists(name));
-	assert_string_not_equal(name, shm_region_name(mine));
+	for (int round = 0; round < 20 && !proved; round++) {
+		int n;
 
-	assert_true(shm_region_reclaim() >= 1);
-	assert_false(shm_test_shm_exists(name));
+		assert_int_equal(shm_test_fork(&c, child_leave_region, NULL),
+				 0);
+		assert_int_equal(shm_test_read(c.from_child, name,
+					       sizeof(name)), 0);
+		assert_int_equal(shm_test_wait(&c), 0);
+		assert_string_not_equal(name, shm_region_name(mine));
+		if (!shm_test_shm_exists(name))
+			continue;
+		n = shm_region_reclaim();
+		assert_false(shm_test_shm_exists(name));
+		proved = n >= 1;
+	}
+	assert_true(proved);
 	/* A live owner's region is left alone. */
 	assert_true(shm_test_shm_exists(shm_region_name(mine)));
 	assert_int_equal(shm_region_hdr_check(mine->hdr, mine->size), 0);
