@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../src/srd.h"
+#include "../src/dev/srd_dev.h"
 #include "srd_mock.h"
 
 #define REC_MAX 512

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../src/srd.h"
+#include "../src/dev/srd_dev.h"
 #include "srd_mock.h"
 
 static int setup(void **state)

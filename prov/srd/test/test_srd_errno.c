@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../src/srd.h"
+#include "../src/dev/srd_dev.h"
 
 /* The contract, written out independently of srd_errno.c's tables. */
 static const int want_wc_err[] = {

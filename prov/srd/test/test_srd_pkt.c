@@ -13,8 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../src/srd.h"
-#include "../src/srd_proto.h"
+#include "../src/dev/srd_dev.h"
+#include "../src/rdm/srd_pkt.h"
 #include "weft/util_atomic.h"
 #include "../../../core/test/capture.h"
 

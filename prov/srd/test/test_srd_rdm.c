@@ -7,7 +7,7 @@
  * cancel, multi-recv, remote CQ data, inject, iovs, bad arguments.
  */
 #include "test_srd_rdm_common.h"
-#include "../src/srd_rdm.h"
+#include "../src/rdm/srd_rdm.h"
 
 #include <stdlib.h>
 #include <string.h>

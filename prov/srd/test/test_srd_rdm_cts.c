@@ -13,7 +13,7 @@
  * hang).
  */
 #include "test_srd_rdm_common.h"
-#include "../src/srd_rdm.h"
+#include "../src/rdm/srd_rdm.h"
 
 #include <stdlib.h>
 #include <string.h>

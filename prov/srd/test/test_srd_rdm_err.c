@@ -8,7 +8,7 @@
  * the caller's buffer when one is given (API >= 1.5), else in CQ memory.
  */
 #include "test_srd_rma_common.h"
-#include "../src/srd_rma.h"
+#include "../src/rdm/srd_rma.h"
 
 #include <stdlib.h>
 #include <string.h>

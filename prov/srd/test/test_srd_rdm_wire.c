@@ -8,8 +8,8 @@
  * order and reassembled by offset.
  */
 #include "test_srd_rdm_common.h"
-#include "../src/srd.h"
-#include "../src/srd_proto.h"
+#include "../src/dev/srd_dev.h"
+#include "../src/rdm/srd_pkt.h"
 #include "../soft/softsrd.h"
 
 #include <stdlib.h>

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../src/srd.h"
-#include "../src/srd_reorder.h"
+#include "../src/dev/srd_dev.h"
+#include "../src/rdm/srd_reorder.h"
 #include "../../../core/test/capture.h"
 
 #define MAXSEG 4

@@ -12,7 +12,7 @@
  * that streams wrap rings of other sizes, data checked byte for byte.
  */
 #include "test_srd_rdm_common.h"
-#include "../src/srd_ring.h"
+#include "../src/rdm/proto/srd_ring.h"
 #include "weft/fi_ext_weft.h"
 
 #include <stdlib.h>

@@ -9,8 +9,8 @@
  * the emulated protocol forced.
  */
 #include "test_srd_rma_common.h"
-#include "../src/srd_rma.h"
-#include "../src/srd_opt.h"
+#include "../src/rdm/srd_rma.h"
+#include "../src/rdm/srd_opt.h"
 #include "weft/fi_ext_weft.h"
 
 #include <stdlib.h>

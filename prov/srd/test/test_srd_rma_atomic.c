@@ -7,7 +7,7 @@
  * the target alone; the *valid queries answer through util.
  */
 #include "test_srd_rma_common.h"
-#include "../src/srd_rma.h"
+#include "../src/rdm/srd_rma.h"
 
 #include <stdlib.h>
 #include <string.h>

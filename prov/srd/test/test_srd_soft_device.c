@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../src/srd.h"
+#include "../src/dev/srd_dev.h"
 #include "../soft/softsrd.h"
 
 static int batches;

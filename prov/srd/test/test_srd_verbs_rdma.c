@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../src/srd.h"
+#include "../src/dev/srd_dev.h"
 
 static int teardown(void **state)
 {

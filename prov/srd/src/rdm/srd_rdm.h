@@ -14,8 +14,8 @@
 
 #include "weft/compat.h"
 #include "weft/util.h"
-#include "srd.h"
-#include "srd_proto.h"
+#include "../dev/srd_dev.h"
+#include "srd_pkt.h"
 #include "srd_reorder.h"
 
 #include <sys/uio.h>

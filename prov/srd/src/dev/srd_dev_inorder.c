@@ -8,7 +8,7 @@
  * QP type, so it is asked once and cached.
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "srd_dev.h"
 
 #include <stdlib.h>
 

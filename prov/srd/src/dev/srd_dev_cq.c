@@ -10,7 +10,7 @@
  * Completions beyond the batch stay in the CQ for the next call.
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "srd_dev.h"
 
 #include <endian.h>
 #include <stdlib.h>

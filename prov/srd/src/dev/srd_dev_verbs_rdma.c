@@ -11,7 +11,7 @@
  * link the legacy symbols it falls back to.
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "srd_dev.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -10,7 +10,7 @@
 #define SRD_OPT_H
 
 #include "weft/compat.h"
-#include "srd.h"
+#include "../dev/srd_dev.h"
 
 #include <rdma/fi_endpoint.h>
 

@@ -7,7 +7,7 @@
  * shares the device, so the table has its own lock.
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "srd_dev.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
-#include "srd_ring.h"
+#include "proto/srd_ring.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
  * to complete (and to stop, when the buffer truncated the message).
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
+#include "../srd_rdm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -19,7 +19,7 @@
  * ordered on SRD. Packet DATA costs one copy on each side, like MEDIUM.
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
+#include "../srd_rdm.h"
 
 #include <string.h>
 

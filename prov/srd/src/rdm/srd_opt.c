@@ -9,7 +9,7 @@
 #include "weft/fi_ext_weft.h"
 #include "srd_rdm.h"
 #include "srd_opt.h"
-#include "srd_ring.h"
+#include "proto/srd_ring.h"
 
 #include <stdbool.h>
 

@@ -6,7 +6,7 @@
  * refuses (ENOMEM).
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "srd_dev.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -34,7 +34,7 @@
 #define SRD_RING_H
 
 #include "weft/compat.h"
-#include "srd_rdm.h"
+#include "../srd_rdm.h"
 
 #define SRD_RING_SLOTS_DEFAULT 32	/* per peer (FI_SRD_RING_SLOTS) */
 #define SRD_RING_SLOTS_MIN 2

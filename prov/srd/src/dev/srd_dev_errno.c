@@ -7,7 +7,7 @@
  */
 #include "weft/compat.h"
 #include "weft/core.h"
-#include "srd.h"
+#include "srd_dev.h"
 
 #include <rdma/fi_errno.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * the protocol choices that depend on the hardware.
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "../dev/srd_dev.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
-#include "srd_ring.h"
+#include "proto/srd_ring.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  * wait for READ_DONE are watched by srd_long_watch.c.
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
+#include "../srd_rdm.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * completion here and nothing is written there.
  */
 #include "weft/compat.h"
-#include "srd_rma.h"
+#include "../srd_rma.h"
 
 /* Where byte `off` of the op's local iovecs is. */
 static size_t srd_rma_hw_iov_at(const struct srd_rma_op *op, uint64_t off,

@@ -3,7 +3,7 @@
  * Per-peer reorder window (see srd_reorder.h for the contract).
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "../dev/srd_dev.h"
 #include "srd_reorder.h"
 
 #include <stdlib.h>

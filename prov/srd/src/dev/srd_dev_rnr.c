@@ -8,7 +8,7 @@
  * The caller passes the time, so the logic is testable without clocks.
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "srd_dev.h"
 
 uint64_t srd_rng_next(uint64_t *state)
 {

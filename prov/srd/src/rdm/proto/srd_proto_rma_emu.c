@@ -11,7 +11,7 @@
  * on LAST without keeping any state per transfer.
  */
 #include "weft/compat.h"
-#include "srd_rma.h"
+#include "../srd_rma.h"
 
 #include <string.h>
 #include <utlist.h>

@@ -6,8 +6,8 @@
  * logs nothing.
  */
 #include "weft/compat.h"
-#include "srd.h"
-#include "srd_proto.h"
+#include "../dev/srd_dev.h"
+#include "srd_pkt.h"
 #include "weft/util_atomic.h"
 
 #include <rdma/fi_errno.h>

@@ -9,7 +9,7 @@
  * returns (results excepted).
  */
 #include "weft/compat.h"
-#include "srd_rma.h"
+#include "../srd_rma.h"
 #include "weft/util_atomic.h"
 
 #include <string.h>

@@ -8,7 +8,7 @@
  * default one.
  */
 #include "weft/compat.h"
-#include "srd.h"
+#include "srd_dev.h"
 
 #include <stdio.h>
 #include <stdlib.h>

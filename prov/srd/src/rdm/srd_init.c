@@ -9,8 +9,8 @@
 #include "weft/core.h"
 #include "weft/settings.h"
 #include "srd_rdm.h"
-#include "srd_ring.h"
-#include "../soft/softsrd.h"
+#include "proto/srd_ring.h"
+#include "../../soft/softsrd.h"
 
 #include <pthread.h>
 #include <string.h>
