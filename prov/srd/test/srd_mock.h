@@ -121,7 +121,7 @@ void mock_fail(enum mock_op op, unsigned int at, unsigned int count, int err);
 void mock_push_wc(const struct mock_wc *wc);
 unsigned int mock_wc_pending(void);
 
-/* Objects the mock hands out (tests wrap a CQ without srd_cq_open). */
+/* Objects the mock hands out (tests wrap a CQ without srd_dev_cq_open). */
 struct ibv_context *mock_context(void);
 struct ibv_cq_ex *mock_cq_ex_new(struct ibv_context *ctx);
 void mock_cq_ex_free(struct ibv_cq_ex *cqx);

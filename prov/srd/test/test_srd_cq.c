@@ -19,7 +19,7 @@
 #define REC_MAX 512
 
 struct recorder {
-	struct srd_wc wc[REC_MAX];
+	struct srd_dev_wc wc[REC_MAX];
 	int n;
 	int per_opcode[SRD_WC_OPCODE_SLOTS];
 	int unknown;
@@ -32,9 +32,9 @@ struct recorder {
 static struct recorder rec;
 static struct ibv_context *ctx;
 static struct ibv_cq_ex *cqx;
-static struct srd_cq cq;
+static struct srd_dev_cq cq;
 
-static void rec_wc(struct srd_cq *c, const struct srd_wc *wc, void *arg)
+static void rec_wc(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
 {
 	assert_ptr_equal(arg, &rec);
 	assert_true(rec.n < REC_MAX);
@@ -42,19 +42,19 @@ static void rec_wc(struct srd_cq *c, const struct srd_wc *wc, void *arg)
 	rec.per_opcode[wc->opcode]++;
 }
 
-static void rec_unknown(struct srd_cq *c, const struct srd_wc *wc, void *arg)
+static void rec_unknown(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
 {
 	rec.unknown++;
 	rec.wc[rec.n++] = *wc;
 }
 
-static void rec_error(struct srd_cq *c, const struct srd_wc *wc, void *arg)
+static void rec_error(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
 {
 	rec.errors++;
 	rec.wc[rec.n++] = *wc;
 }
 
-static void rec_batch(struct srd_cq *c, int n, void *arg)
+static void rec_batch(struct srd_dev_cq *c, int n, void *arg)
 {
 	if (rec.batches < 64)
 		rec.batch_n[rec.batches] = n;
@@ -63,7 +63,7 @@ static void rec_batch(struct srd_cq *c, int n, void *arg)
 	rec.in_poll_at_batch_end |= mock.in_poll;
 }
 
-static struct srd_cq_ops rec_ops = {
+static struct srd_dev_cq_ops rec_ops = {
 	.on_wc = {
 		[IBV_WC_SEND] = rec_wc,
 		[IBV_WC_RDMA_READ] = rec_wc,
@@ -89,7 +89,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	srd_cq_fini(&cq);
+	srd_dev_cq_fini(&cq);
 	memset(&cq, 0, sizeof(cq));
 	mock_cq_ex_free(cqx);
 	mock_verbs_ops.close_device(ctx);
@@ -100,11 +100,11 @@ static int teardown(void **state)
 
 static void init_cq(unsigned int batch, bool legacy)
 {
-	struct srd_cq_attr attr = {
+	struct srd_dev_cq_attr attr = {
 		.depth = 1024, .batch = batch, .force_legacy = legacy, .arg = &rec,
 	};
 
-	assert_int_equal(srd_cq_init(&cq, cqx, NULL, &attr, &rec_ops), 0);
+	assert_int_equal(srd_dev_cq_init(&cq, cqx, NULL, &attr, &rec_ops), 0);
 }
 
 static void push_sends(unsigned int n, uint64_t first)
@@ -128,22 +128,22 @@ static void test_batch_one_start_end(void **state)
 	init_cq(4, false);
 	push_sends(10, 1000);
 
-	assert_int_equal(srd_cq_poll(&cq), 4);
+	assert_int_equal(srd_dev_cq_poll(&cq), 4);
 	assert_int_equal(mock.calls[MOCK_START_POLL], 1);
 	assert_int_equal(mock.calls[MOCK_NEXT_POLL], 3);
 	assert_int_equal(mock.calls[MOCK_END_POLL], 1);
 	assert_int_equal(mock_wc_pending(), 6);
 
-	assert_int_equal(srd_cq_poll(&cq), 4);
+	assert_int_equal(srd_dev_cq_poll(&cq), 4);
 	/* leftovers: the last two come on the third call */
-	assert_int_equal(srd_cq_poll(&cq), 2);
+	assert_int_equal(srd_dev_cq_poll(&cq), 2);
 	assert_int_equal(mock.calls[MOCK_START_POLL], 3);
 	assert_int_equal(mock.calls[MOCK_END_POLL], 3);
 	/* 3 + 3 + (1 success + 1 ENOENT) */
 	assert_int_equal(mock.calls[MOCK_NEXT_POLL], 8);
 
 	/* empty: start_poll says ENOENT and end_poll must not follow */
-	assert_int_equal(srd_cq_poll(&cq), 0);
+	assert_int_equal(srd_dev_cq_poll(&cq), 0);
 	assert_int_equal(mock.calls[MOCK_START_POLL], 4);
 	assert_int_equal(mock.calls[MOCK_END_POLL], 3);
 
@@ -172,10 +172,10 @@ static void test_batch_never_exceeded(void **state)
 
 		memset(mock.calls, 0, sizeof(mock.calls));
 		memset(&rec, 0, sizeof(rec));
-		srd_cq_fini(&cq);
+		srd_dev_cq_fini(&cq);
 		init_cq(batches[b], false);
 		push_sends(300, 0);
-		while ((n = srd_cq_poll(&cq)) > 0) {
+		while ((n = srd_dev_cq_poll(&cq)) > 0) {
 			assert_true((unsigned int)n <= batches[b]);
 			total += (unsigned int)n;
 			calls++;
@@ -207,7 +207,7 @@ static void test_dispatch_by_opcode(void **state)
 	init_cq(16, false);
 	for (i = 0; i < WEFT_ARRAY_SIZE(wcs); i++)
 		mock_push_wc(&wcs[i]);
-	assert_int_equal(srd_cq_poll(&cq), 6);
+	assert_int_equal(srd_dev_cq_poll(&cq), 6);
 	assert_int_equal(rec.per_opcode[IBV_WC_SEND], 1);
 	assert_int_equal(rec.per_opcode[IBV_WC_RECV], 2);
 	assert_int_equal(rec.per_opcode[IBV_WC_RDMA_READ], 1);
@@ -239,7 +239,7 @@ static void test_error_completion(void **state)
 	push_sends(1, 1);
 	mock_push_wc(&bad);
 	push_sends(1, 2);
-	assert_int_equal(srd_cq_poll(&cq), 3);
+	assert_int_equal(srd_dev_cq_poll(&cq), 3);
 	assert_int_equal(rec.errors, 1);
 	assert_int_equal(rec.wc[1].wr_id, 77);
 	assert_int_equal(rec.wc[1].status, IBV_WC_RNR_RETRY_EXC_ERR);
@@ -256,10 +256,10 @@ static void test_poll_cq_path(void **state)
 
 	init_cq(4, true);
 	push_sends(6, 50);
-	assert_int_equal(srd_cq_poll(&cq), 4);
+	assert_int_equal(srd_dev_cq_poll(&cq), 4);
 	assert_int_equal(mock.poll_cq_n, 4);
-	assert_int_equal(srd_cq_poll(&cq), 2);
-	assert_int_equal(srd_cq_poll(&cq), 0);
+	assert_int_equal(srd_dev_cq_poll(&cq), 2);
+	assert_int_equal(srd_dev_cq_poll(&cq), 0);
 	assert_int_equal(mock.calls[MOCK_POLL_CQ], 3);
 	assert_int_equal(mock.calls[MOCK_START_POLL], 0);
 	assert_int_equal(rec.batches, 3);
@@ -279,7 +279,7 @@ static void test_poll_cq_path_data(void **state)
 	init_cq(4, true);
 	mock_push_wc(&wcs[0]);
 	mock_push_wc(&wcs[1]);
-	assert_int_equal(srd_cq_poll(&cq), 2);
+	assert_int_equal(srd_dev_cq_poll(&cq), 2);
 	assert_int_equal(rec.wc[0].imm_data, 0x01020304);
 	assert_int_equal(rec.wc[0].byte_len, 64);
 	assert_int_equal(rec.wc[0].src_qp, 7);
@@ -287,7 +287,7 @@ static void test_poll_cq_path_data(void **state)
 	assert_int_equal(rec.wc[1].vendor_err, 7);
 
 	mock_fail(MOCK_POLL_CQ, mock.calls[MOCK_POLL_CQ] + 1, 1, EIO);
-	assert_int_equal(srd_cq_poll(&cq), -FI_EIO);
+	assert_int_equal(srd_dev_cq_poll(&cq), -FI_EIO);
 }
 
 static void test_cq_without_start_poll_uses_poll_cq(void **state)
@@ -297,7 +297,7 @@ static void test_cq_without_start_poll_uses_poll_cq(void **state)
 	cqx = mock_cq_ex_new(ctx);
 	init_cq(8, false);
 	push_sends(3, 0);
-	assert_int_equal(srd_cq_poll(&cq), 3);
+	assert_int_equal(srd_dev_cq_poll(&cq), 3);
 	assert_int_equal(mock.calls[MOCK_POLL_CQ], 1);
 }
 
@@ -306,10 +306,10 @@ static void test_start_poll_error(void **state)
 	init_cq(8, false);
 	push_sends(3, 0);
 	mock_fail(MOCK_START_POLL, 1, 1, EIO);
-	assert_int_equal(srd_cq_poll(&cq), -EIO);
+	assert_int_equal(srd_dev_cq_poll(&cq), -EIO);
 	assert_int_equal(mock.calls[MOCK_END_POLL], 0);
 	assert_int_equal(rec.batches, 1);
-	assert_int_equal(srd_cq_poll(&cq), 3);
+	assert_int_equal(srd_dev_cq_poll(&cq), 3);
 }
 
 static void test_next_poll_error_ends_batch(void **state)
@@ -317,47 +317,47 @@ static void test_next_poll_error_ends_batch(void **state)
 	init_cq(8, false);
 	push_sends(5, 0);
 	mock_fail(MOCK_NEXT_POLL, 2, 1, EIO);
-	assert_int_equal(srd_cq_poll(&cq), 2);
+	assert_int_equal(srd_dev_cq_poll(&cq), 2);
 	assert_int_equal(mock.calls[MOCK_END_POLL], 1);
-	assert_int_equal(srd_cq_poll(&cq), 3);
+	assert_int_equal(srd_dev_cq_poll(&cq), 3);
 }
 
 static void test_init_rejects_bad_setup(void **state)
 {
-	struct srd_cq_attr attr = { .depth = 64, .batch = 0 };
-	struct srd_cq_ops no_error = rec_ops;
-	struct srd_cq tmp;
+	struct srd_dev_cq_attr attr = { .depth = 64, .batch = 0 };
+	struct srd_dev_cq_ops no_error = rec_ops;
+	struct srd_dev_cq tmp;
 
-	assert_int_equal(srd_cq_init(&tmp, cqx, NULL, &attr, &rec_ops), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &rec_ops), -FI_EINVAL);
 	attr.batch = SRD_CQ_BATCH_MAX + 1;
-	assert_int_equal(srd_cq_init(&tmp, cqx, NULL, &attr, &rec_ops), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &rec_ops), -FI_EINVAL);
 	attr.batch = 4;
 	no_error.on_error = NULL;
-	assert_int_equal(srd_cq_init(&tmp, cqx, NULL, &attr, &no_error), -FI_EINVAL);
-	assert_int_equal(srd_cq_init(&tmp, NULL, NULL, &attr, &rec_ops), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &no_error), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_init(&tmp, NULL, NULL, &attr, &rec_ops), -FI_EINVAL);
 	init_cq(4, false);
 }
 
 static void test_cq_depth(void **state)
 {
 	/* every send and receive WR of every QP, plus unsolicited writes */
-	assert_int_equal(srd_cq_depth(256, 1024, 2, 64, 0), 2624);
-	assert_int_equal(srd_cq_depth(256, 1024, 0, 0, 0), 1280);
+	assert_int_equal(srd_dev_cq_depth(256, 1024, 2, 64, 0), 2624);
+	assert_int_equal(srd_dev_cq_depth(256, 1024, 0, 0, 0), 1280);
 	/* more than the device allows: clamped, with a warning */
-	assert_int_equal(srd_cq_depth(4096, 32768, 4, 0, 32768), 32768);
-	assert_int_equal(srd_cq_depth(UINT32_MAX, UINT32_MAX, 8, 0, 0), UINT32_MAX);
+	assert_int_equal(srd_dev_cq_depth(4096, 32768, 4, 0, 32768), 32768);
+	assert_int_equal(srd_dev_cq_depth(UINT32_MAX, UINT32_MAX, 8, 0, 0), UINT32_MAX);
 }
 
 static void test_cq_open_close(void **state)
 {
-	struct srd_device *dev;
-	struct srd_cq *dcq;
-	struct srd_cq_attr attr = { .depth = 4096, .batch = 16, .arg = &rec };
+	struct srd_dev *dev;
+	struct srd_dev_cq *dcq;
+	struct srd_dev_cq_attr attr = { .depth = 4096, .batch = 16, .arg = &rec };
 
-	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &dev), 0);
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &dev), 0);
 	/* the host refuses the full size twice: halved each time */
 	mock_fail(MOCK_CREATE_CQ_EX, 1, 2, ENOMEM);
-	assert_int_equal(srd_cq_open(dev, &attr, &rec_ops, &dcq), 0);
+	assert_int_equal(srd_dev_cq_open(dev, &attr, &rec_ops, &dcq), 0);
 	assert_int_equal(mock.calls[MOCK_CREATE_CQ_EX], 3);
 	assert_int_equal(mock.cq_attr.cqe, 1024);
 	assert_int_equal(dcq->depth, 1024);
@@ -366,23 +366,23 @@ static void test_cq_open_close(void **state)
 	assert_true(mock.cq_attr.wc_flags & IBV_WC_EX_WITH_IMM);
 	assert_true(mock.cq_attr.wc_flags & IBV_WC_EX_WITH_BYTE_LEN);
 	push_sends(2, 0);
-	assert_int_equal(srd_cq_poll(dcq), 2);
-	srd_cq_close(dcq);
+	assert_int_equal(srd_dev_cq_poll(dcq), 2);
+	srd_dev_cq_close(dcq);
 
 	/* a refusal that is not ENOMEM is final */
 	mock_fail(MOCK_CREATE_CQ_EX, 4, 1, EINVAL);
-	assert_int_equal(srd_cq_open(dev, &attr, &rec_ops, &dcq), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_open(dev, &attr, &rec_ops, &dcq), -FI_EINVAL);
 	/* and bad callbacks unwind the created CQ */
 	attr.batch = 0;
-	assert_int_equal(srd_cq_open(dev, &attr, &rec_ops, &dcq), -FI_EINVAL);
-	srd_device_close(dev);
+	assert_int_equal(srd_dev_cq_open(dev, &attr, &rec_ops, &dcq), -FI_EINVAL);
+	srd_dev_close(dev);
 }
 
 /* ---- RNR: error completion -> per-peer backoff -> success ---------------- */
 
 struct peer {
 	uint32_t qpn;
-	struct srd_rnr rnr;
+	struct srd_dev_rnr rnr;
 };
 
 static struct peer peers[2] = { { .qpn = 0x10 }, { .qpn = 0x20 } };
@@ -390,31 +390,31 @@ static uint64_t now_ns;
 static uint64_t rng = 12345;
 
 /* wr_id carries the peer index, as the RDM layer's tx entries would. */
-static void rnr_on_error(struct srd_cq *c, const struct srd_wc *wc, void *arg)
+static void rnr_on_error(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
 {
 	struct peer *p = &peers[wc->wr_id];
 
-	assert_true(srd_wc_err_is_rnr(wc->status, wc->vendor_err));
-	srd_rnr_on_rnr(&p->rnr, now_ns, &rng);
+	assert_true(srd_dev_wc_err_is_rnr(wc->status, wc->vendor_err));
+	srd_dev_rnr_on_rnr(&p->rnr, now_ns, &rng);
 }
 
-static void rnr_on_send(struct srd_cq *c, const struct srd_wc *wc, void *arg)
+static void rnr_on_send(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
 {
-	srd_rnr_on_success(&peers[wc->wr_id].rnr);
+	srd_dev_rnr_on_success(&peers[wc->wr_id].rnr);
 }
 
 static int try_send(struct peer *p)
 {
-	return srd_rnr_check(&p->rnr, now_ns);
+	return srd_dev_rnr_check(&p->rnr, now_ns);
 }
 
 static void test_rnr_backoff_then_success(void **state)
 {
-	static struct srd_cq_ops ops = {
+	static struct srd_dev_cq_ops ops = {
 		.on_wc = { [IBV_WC_SEND] = rnr_on_send },
 		.on_error = rnr_on_error,
 	};
-	struct srd_cq_attr attr = { .depth = 64, .batch = 8 };
+	struct srd_dev_cq_attr attr = { .depth = 64, .batch = 8 };
 	struct mock_wc rnr = {
 		.wr_id = 0, .status = IBV_WC_RNR_RETRY_EXC_ERR,
 		.vendor_err = SRD_EFA_IO_REMOTE_RNR, .qp_num = 1,
@@ -422,14 +422,14 @@ static void test_rnr_backoff_then_success(void **state)
 	struct mock_wc ok = { .wr_id = 0, .opcode = IBV_WC_SEND };
 	uint32_t first;
 
-	ops.on_unknown = srd_cq_wc_ignore;
-	ops.on_batch_end = srd_cq_batch_ignore;
-	assert_int_equal(srd_cq_init(&cq, cqx, NULL, &attr, &ops), 0);
+	ops.on_unknown = srd_dev_cq_wc_ignore;
+	ops.on_batch_end = srd_dev_cq_batch_ignore;
+	assert_int_equal(srd_dev_cq_init(&cq, cqx, NULL, &attr, &ops), 0);
 	now_ns = 1000000;
 
 	assert_int_equal(try_send(&peers[0]), 0);
 	mock_push_wc(&rnr);
-	assert_int_equal(srd_cq_poll(&cq), 1);
+	assert_int_equal(srd_dev_cq_poll(&cq), 1);
 	first = peers[0].rnr.wait_us;
 	assert_true(first >= SRD_RNR_START_MIN_US && first <= SRD_RNR_START_MAX_US);
 	/* backed off: -FI_EAGAIN to that peer only */
@@ -442,7 +442,7 @@ static void test_rnr_backoff_then_success(void **state)
 
 	/* a second RNR doubles the wait */
 	mock_push_wc(&rnr);
-	assert_int_equal(srd_cq_poll(&cq), 1);
+	assert_int_equal(srd_dev_cq_poll(&cq), 1);
 	assert_int_equal(peers[0].rnr.wait_us, first * 2);
 	assert_int_equal(try_send(&peers[0]), -FI_EAGAIN);
 	now_ns += (uint64_t)first * 2000;
@@ -450,24 +450,24 @@ static void test_rnr_backoff_then_success(void **state)
 	/* the retry gets through: back to a small first wait next time */
 	assert_int_equal(try_send(&peers[0]), 0);
 	mock_push_wc(&ok);
-	assert_int_equal(srd_cq_poll(&cq), 1);
+	assert_int_equal(srd_dev_cq_poll(&cq), 1);
 	assert_int_equal(peers[0].rnr.wait_us, 0);
 	assert_int_equal(try_send(&peers[0]), 0);
 	mock_push_wc(&rnr);
-	assert_int_equal(srd_cq_poll(&cq), 1);
+	assert_int_equal(srd_dev_cq_poll(&cq), 1);
 	assert_true(peers[0].rnr.wait_us <= SRD_RNR_START_MAX_US);
 	assert_int_equal(peers[0].rnr.events, 3);
 }
 
 static void test_rnr_doubles_to_one_second(void **state)
 {
-	struct srd_rnr r = { 0 };
+	struct srd_dev_rnr r = { 0 };
 	uint64_t seed = 99, t = 0;
 	uint32_t prev = 0;
 	int i;
 
 	for (i = 0; i < 40; i++) {
-		srd_rnr_on_rnr(&r, t, &seed);
+		srd_dev_rnr_on_rnr(&r, t, &seed);
 		if (i == 0)
 			assert_true(r.wait_us >= 40 && r.wait_us <= 120);
 		else if (prev * 2 <= SRD_RNR_MAX_US)
@@ -489,9 +489,9 @@ static void test_rnr_first_wait_is_random(void **state)
 	int i;
 
 	for (i = 0; i < 2000; i++) {
-		struct srd_rnr r = { 0 };
+		struct srd_dev_rnr r = { 0 };
 
-		srd_rnr_on_rnr(&r, 0, &seed);
+		srd_dev_rnr_on_rnr(&r, 0, &seed);
 		assert_true(r.wait_us >= SRD_RNR_START_MIN_US &&
 			    r.wait_us <= SRD_RNR_START_MAX_US);
 		lo = r.wait_us < lo ? r.wait_us : lo;
@@ -523,5 +523,5 @@ int main(void)
 		T(test_rnr_first_wait_is_random),
 	};
 
-	return cmocka_run_group_tests_name("srd_cq", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("srd_dev_cq", tests, NULL, NULL);
 }

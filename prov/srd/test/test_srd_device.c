@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "../src/dev/srd_dev.h"
+#include "../src/rdm/srd_rdm.h"
 #include "srd_mock.h"
 
 static int setup(void **state)
@@ -25,11 +26,11 @@ static int setup(void **state)
 
 static void test_open_reads_every_cap(void **state)
 {
-	struct srd_device *dev = NULL;
+	struct srd_dev *dev = NULL;
 
 	mock.efa.max_sq_wr = 1000;
 	mock.efa.device_caps |= EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID;
-	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &dev), 0);
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &dev), 0);
 	assert_non_null(dev);
 	assert_string_equal(dev->name, "mock_0");
 	assert_non_null(dev->pd);
@@ -66,7 +67,7 @@ static void test_open_reads_every_cap(void **state)
 
 	/* the device list is gone once the context is open */
 	assert_int_equal(mock.calls[MOCK_FREE_DEVICE_LIST], 1);
-	srd_device_close(dev);
+	srd_dev_close(dev);
 	assert_int_equal(mock.live, 0);
 	assert_int_equal(mock.calls[MOCK_CLOSE_DEVICE], 1);
 	assert_int_equal(mock.calls[MOCK_DEALLOC_PD], 1);
@@ -74,14 +75,14 @@ static void test_open_reads_every_cap(void **state)
 
 static void test_open_mtu_from_enum(void **state)
 {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 
 	/* A device that leaves max_msg_sz empty: the IB MTU enum counts. */
 	mock.port.max_msg_sz = 0;
 	mock.port.active_mtu = IBV_MTU_2048;
-	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &dev), 0);
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &dev), 0);
 	assert_int_equal(dev->caps.mtu, 2048);
-	srd_device_close(dev);
+	srd_dev_close(dev);
 	assert_int_equal(mock.live, 0);
 }
 
@@ -107,12 +108,12 @@ static void test_open_fails_at_each_step(void **state)
 	size_t i;
 
 	for (i = 0; i < WEFT_ARRAY_SIZE(steps); i++) {
-		struct srd_device *dev = (void *)0x1;
+		struct srd_dev *dev = (void *)0x1;
 
 		mock_reset();
 		mock_fail(steps[i].op, 1, 0, steps[i].err);
 		print_message("# failing step %zu (mock op %d)\n", i, steps[i].op);
-		assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &dev),
+		assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &dev),
 				 steps[i].expect);
 		assert_ptr_equal(dev, (void *)0x1);
 		assert_int_equal(mock.live, 0);
@@ -129,14 +130,14 @@ static void test_open_fails_at_each_step(void **state)
 
 static void test_open_by_name(void **state)
 {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 
 	mock.ndev = 2;
-	assert_int_equal(srd_device_open(&mock_verbs_ops, "mock_1", &dev), 0);
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, "mock_1", &dev), 0);
 	assert_string_equal(dev->name, "mock_1");
-	srd_device_close(dev);
+	srd_dev_close(dev);
 
-	assert_int_equal(srd_device_open(&mock_verbs_ops, "efa_7", &dev),
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, "efa_7", &dev),
 			 -FI_ENODEV);
 	assert_int_equal(mock.calls[MOCK_OPEN_DEVICE], 1);
 	assert_int_equal(mock.live, 0);
@@ -149,10 +150,10 @@ static void test_open_by_name(void **state)
 #define AH_RACE_ROUNDS 200
 
 struct ah_race {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 	pthread_barrier_t barrier;
 	union ibv_gid gid;
-	struct srd_ah *got[2];
+	struct srd_dev_ah *got[2];
 	int mismatches;
 };
 
@@ -168,14 +169,14 @@ static void *ah_race_thread(void *arg)
 
 	for (int i = 0; i < AH_RACE_ROUNDS; i++) {
 		pthread_barrier_wait(&r->barrier);
-		if (srd_ah_get(r->dev, &r->gid, &r->got[me->idx]))
+		if (srd_dev_ah_get(r->dev, &r->gid, &r->got[me->idx]))
 			r->got[me->idx] = NULL;
 		pthread_barrier_wait(&r->barrier);
 		if (me->idx == 0 && (!r->got[0] || r->got[0] != r->got[1]))
 			r->mismatches++;
 		pthread_barrier_wait(&r->barrier);
 		if (r->got[me->idx])
-			srd_ah_put(r->dev, r->got[me->idx]);
+			srd_dev_ah_put(r->dev, r->got[me->idx]);
 	}
 	return NULL;
 }
@@ -188,7 +189,7 @@ static void test_ah_shared_by_threads(void **state)
 	int live_before;
 
 	(void)state;
-	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &race.dev), 0);
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &race.dev), 0);
 	live_before = mock.live;
 	mock.create_ah_yields = true;
 	race.gid.raw[15] = 7;
@@ -206,28 +207,28 @@ static void test_ah_shared_by_threads(void **state)
 	assert_int_equal(mock.calls[MOCK_CREATE_AH], AH_RACE_ROUNDS);
 	assert_int_equal(mock.calls[MOCK_DESTROY_AH], AH_RACE_ROUNDS);
 	assert_int_equal(mock.live, live_before);
-	srd_device_close(race.dev);
+	srd_dev_close(race.dev);
 	assert_int_equal(mock.live, 0);
 }
 
 static void test_open_no_device(void **state)
 {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 
 	mock.ndev = 0;
-	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &dev),
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &dev),
 			 -FI_ENODEV);
 	assert_int_equal(mock.calls[MOCK_OPEN_DEVICE], 0);
 	assert_int_equal(mock.live, 0);
-	assert_int_equal(srd_device_open(NULL, NULL, &dev), -FI_ENODEV);
+	assert_int_equal(srd_dev_open(NULL, NULL, &dev), -FI_ENODEV);
 }
 
 static void test_open_empty_queues_refused(void **state)
 {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 
 	mock.efa.max_rq_wr = 0;
-	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &dev),
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &dev),
 			 -FI_ENODEV);
 	assert_int_equal(mock.live, 0);
 }
@@ -259,13 +260,13 @@ static void info_free(struct fi_info *info)
 	free(info);
 }
 
-static void caps_from_mock(struct srd_device_caps *caps)
+static void caps_from_mock(struct srd_dev_caps *caps)
 {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 
-	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &dev), 0);
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &dev), 0);
 	*caps = dev->caps;
-	srd_device_close(dev);
+	srd_dev_close(dev);
 }
 
 static void test_rounddown_pow2(void **state)
@@ -280,7 +281,7 @@ static void test_rounddown_pow2(void **state)
 
 static void test_info_rdma_read_device(void **state)
 {
-	struct srd_device_caps caps;
+	struct srd_dev_caps caps;
 	struct srd_proto_caps pc;
 	struct fi_info *info = info_new();
 
@@ -314,7 +315,7 @@ static void test_info_rdma_read_device(void **state)
 
 static void test_info_no_rdma(void **state)
 {
-	struct srd_device_caps caps;
+	struct srd_dev_caps caps;
 	struct srd_proto_caps pc;
 	struct fi_info *info = info_new();
 
@@ -337,7 +338,7 @@ static void test_info_no_rdma(void **state)
 
 static void test_info_write_only(void **state)
 {
-	struct srd_device_caps caps;
+	struct srd_dev_caps caps;
 	struct srd_proto_caps pc;
 	struct fi_info *info = info_new();
 
@@ -356,7 +357,7 @@ static void test_info_write_only(void **state)
 
 static void test_info_small_device(void **state)
 {
-	struct srd_device_caps caps;
+	struct srd_dev_caps caps;
 	struct fi_info *info = info_new();
 
 	mock.efa.max_sq_wr = 100;
@@ -393,5 +394,5 @@ int main(void)
 		cmocka_unit_test_setup(test_info_small_device, setup),
 	};
 
-	return cmocka_run_group_tests_name("srd_device", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("srd_dev", tests, NULL, NULL);
 }

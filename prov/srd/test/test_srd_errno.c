@@ -68,15 +68,15 @@ static void test_every_wc_status(void **state)
 	int s;
 
 	for (s = 0; s <= IBV_WC_TM_RNDV_INCOMPLETE; s++) {
-		struct srd_wc_err e;
+		struct srd_dev_wc_err e;
 		const char *text;
 
-		srd_wc_err_map((enum ibv_wc_status)s, 0, &e);
+		srd_dev_wc_err_map((enum ibv_wc_status)s, 0, &e);
 		print_message("# status %d (%s)\n", s,
-			      srd_prov_strerror(e.prov_errno));
+			      srd_dev_prov_strerror(e.prov_errno));
 		assert_int_equal(e.err, want_wc_err[s]);
 		assert_int_equal(e.prov_errno, SRD_PROV_ERRNO_WC_BASE + s);
-		text = srd_prov_strerror(e.prov_errno);
+		text = srd_dev_prov_strerror(e.prov_errno);
 		assert_non_null(text);
 		assert_string_not_equal(text, "unknown device error");
 	}
@@ -87,14 +87,14 @@ static void test_every_vendor_err(void **state)
 	int v;
 
 	for (v = 1; v < SRD_EFA_IO_MAX; v++) {
-		struct srd_wc_err e;
+		struct srd_dev_wc_err e;
 
 		/* the vendor code wins over the generic status */
-		srd_wc_err_map(IBV_WC_GENERAL_ERR, (uint32_t)v, &e);
-		print_message("# vendor %d (%s)\n", v, srd_prov_strerror(v));
+		srd_dev_wc_err_map(IBV_WC_GENERAL_ERR, (uint32_t)v, &e);
+		print_message("# vendor %d (%s)\n", v, srd_dev_prov_strerror(v));
 		assert_int_equal(e.err, want_vendor[v].err);
 		assert_int_equal(e.prov_errno, v);
-		assert_non_null(strstr(srd_prov_strerror(v), want_vendor[v].words));
+		assert_non_null(strstr(srd_dev_prov_strerror(v), want_vendor[v].words));
 	}
 }
 
@@ -105,24 +105,24 @@ static void test_texts_tell_causes_apart(void **state)
 	/* each vendor code reads differently: a user can act on it */
 	for (a = 1; a < SRD_EFA_IO_MAX; a++)
 		for (b = a + 1; b < SRD_EFA_IO_MAX; b++)
-			assert_string_not_equal(srd_prov_strerror(a),
-						srd_prov_strerror(b));
+			assert_string_not_equal(srd_dev_prov_strerror(a),
+						srd_dev_prov_strerror(b));
 }
 
 static void test_unknown_codes(void **state)
 {
-	struct srd_wc_err e;
+	struct srd_dev_wc_err e;
 
 	/* an unknown vendor code falls back to the status */
-	srd_wc_err_map(IBV_WC_REM_ACCESS_ERR, 200, &e);
+	srd_dev_wc_err_map(IBV_WC_REM_ACCESS_ERR, 200, &e);
 	assert_int_equal(e.err, FI_EACCES);
 	assert_int_equal(e.prov_errno, SRD_PROV_ERRNO_WC_BASE + IBV_WC_REM_ACCESS_ERR);
 	/* an unknown status too */
-	srd_wc_err_map((enum ibv_wc_status)99, 0, &e);
+	srd_dev_wc_err_map((enum ibv_wc_status)99, 0, &e);
 	assert_int_equal(e.err, FI_EOTHER);
-	assert_string_equal(srd_prov_strerror(e.prov_errno), "unknown device error");
-	assert_string_equal(srd_prov_strerror(-5), "unknown device error");
-	assert_string_equal(srd_prov_strerror(SRD_EFA_IO_MAX), "unknown device error");
+	assert_string_equal(srd_dev_prov_strerror(e.prov_errno), "unknown device error");
+	assert_string_equal(srd_dev_prov_strerror(-5), "unknown device error");
+	assert_string_equal(srd_dev_prov_strerror(SRD_EFA_IO_MAX), "unknown device error");
 }
 
 static void test_format_names_peer(void **state)
@@ -130,44 +130,44 @@ static void test_format_names_peer(void **state)
 	char buf[256];
 	const char *s;
 
-	s = srd_err_format(SRD_EFA_IO_REMOTE_RNR, "srd://fe80::1/qpn=7", buf,
-			   sizeof(buf));
+	s = srd_dev_err_format(SRD_EFA_IO_REMOTE_RNR, "srd://fe80::1/qpn=7", buf,
+			       sizeof(buf));
 	assert_ptr_equal(s, buf);
 	assert_non_null(strstr(buf, "peer srd://fe80::1/qpn=7"));
 	assert_non_null(strstr(buf, "receiver had no buffer posted (RNR)"));
 	assert_non_null(strstr(buf, "prov_errno 10"));
 
-	s = srd_err_format(SRD_EFA_IO_LOCAL_UNREACH_REMOTE, "peer-b", buf,
-			   sizeof(buf));
+	s = srd_dev_err_format(SRD_EFA_IO_LOCAL_UNREACH_REMOTE, "peer-b", buf,
+			       sizeof(buf));
 	assert_non_null(strstr(buf, "peer peer-b: remote unreachable"));
 
 	/* no peer known: the text alone */
-	srd_err_format(SRD_PROV_ERRNO_WC_BASE + IBV_WC_WR_FLUSH_ERR, NULL, buf,
-		       sizeof(buf));
+	srd_dev_err_format(SRD_PROV_ERRNO_WC_BASE + IBV_WC_WR_FLUSH_ERR, NULL, buf,
+			   sizeof(buf));
 	assert_null(strstr(buf, "peer "));
 	assert_non_null(strstr(buf, "flushed"));
 
 	/* truncation is safe, and no buffer gives the static text */
-	srd_err_format(SRD_EFA_IO_REMOTE_RNR, "x", buf, 8);
+	srd_dev_err_format(SRD_EFA_IO_REMOTE_RNR, "x", buf, 8);
 	assert_int_equal(strlen(buf), 7);
-	assert_string_equal(srd_err_format(SRD_EFA_IO_REMOTE_RNR, "x", NULL, 0),
-			    srd_prov_strerror(SRD_EFA_IO_REMOTE_RNR));
+	assert_string_equal(srd_dev_err_format(SRD_EFA_IO_REMOTE_RNR, "x", NULL, 0),
+			    srd_dev_prov_strerror(SRD_EFA_IO_REMOTE_RNR));
 }
 
 static void test_is_rnr(void **state)
 {
-	assert_true(srd_wc_err_is_rnr(IBV_WC_RNR_RETRY_EXC_ERR, 0));
-	assert_true(srd_wc_err_is_rnr(IBV_WC_GENERAL_ERR, SRD_EFA_IO_REMOTE_RNR));
+	assert_true(srd_dev_wc_err_is_rnr(IBV_WC_RNR_RETRY_EXC_ERR, 0));
+	assert_true(srd_dev_wc_err_is_rnr(IBV_WC_GENERAL_ERR, SRD_EFA_IO_REMOTE_RNR));
 	/* the vendor code says it was something else */
-	assert_false(srd_wc_err_is_rnr(IBV_WC_RNR_RETRY_EXC_ERR,
-				       SRD_EFA_IO_LOCAL_UNRESP_REMOTE));
-	assert_false(srd_wc_err_is_rnr(IBV_WC_RETRY_EXC_ERR, 0));
-	assert_false(srd_wc_err_is_rnr(IBV_WC_SUCCESS, 0));
+	assert_false(srd_dev_wc_err_is_rnr(IBV_WC_RNR_RETRY_EXC_ERR,
+					   SRD_EFA_IO_LOCAL_UNRESP_REMOTE));
+	assert_false(srd_dev_wc_err_is_rnr(IBV_WC_RETRY_EXC_ERR, 0));
+	assert_false(srd_dev_wc_err_is_rnr(IBV_WC_SUCCESS, 0));
 }
 
 static void test_cq_err_entry(void **state)
 {
-	struct srd_wc wc = {
+	struct srd_dev_wc wc = {
 		.wr_id = 5, .status = IBV_WC_RESP_TIMEOUT_ERR,
 		.vendor_err = SRD_EFA_IO_LOCAL_UNRESP_REMOTE, .qp_num = 3,
 	};
@@ -178,7 +178,7 @@ static void test_cq_err_entry(void **state)
 	memset(&e, 0xff, sizeof(e));
 	e.err_data = user_err_data;
 	e.err_data_size = sizeof(user_err_data);
-	srd_cq_err_fill(&wc, &ctx, FI_SEND | FI_MSG, &e);
+	srd_dev_cq_err_fill(&wc, &ctx, FI_SEND | FI_MSG, &e);
 	assert_ptr_equal(e.op_context, &ctx);
 	assert_true(e.flags == (FI_SEND | FI_MSG));
 	assert_int_equal(e.err, FI_ETIMEDOUT);

@@ -17,9 +17,9 @@
 #include "srd_mock.h"
 
 struct fixture {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 	struct ibv_cq_ex *cqx;
-	struct srd_qp *qp;
+	struct srd_dev_qp *qp;
 	struct srd_settings s;
 };
 
@@ -27,20 +27,20 @@ static struct fixture fx;
 
 static void open_all(void)
 {
-	struct srd_qp_attr attr = { .sq_depth = 64, .rq_depth = 64 };
+	struct srd_dev_qp_attr attr = { .sq_depth = 64, .rq_depth = 64 };
 
-	assert_int_equal(srd_device_open(&mock_verbs_ops, NULL, &fx.dev), 0);
+	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &fx.dev), 0);
 	fx.cqx = mock_cq_ex_new(fx.dev->ctx);
 	attr.send_cq = attr.recv_cq = ibv_cq_ex_to_cq(fx.cqx);
 	srd_settings_default(&fx.s);
-	assert_int_equal(srd_qp_create(fx.dev, &fx.s, &attr, &fx.qp), 0);
+	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &attr, &fx.qp), 0);
 }
 
 static void close_all(void)
 {
-	srd_qp_destroy(fx.qp);
+	srd_dev_qp_destroy(fx.qp);
 	mock_cq_ex_free(fx.cqx);
-	srd_device_close(fx.dev);
+	srd_dev_close(fx.dev);
 	assert_int_equal(mock.live, 0);
 	memset(&fx, 0, sizeof(fx));
 }
@@ -74,7 +74,7 @@ struct expect {
 static void check_answer(int answer, bool query_fails, int want_caps,
 			 const struct expect *e, size_t n)
 {
-	const struct srd_inorder *io;
+	const struct srd_dev_inorder *io;
 	size_t i;
 
 	mock.in_order_send = answer;
@@ -82,7 +82,7 @@ static void check_answer(int answer, bool query_fails, int want_caps,
 	if (query_fails)
 		mock_fail(MOCK_QUERY_IN_ORDER, 1, 0, EOPNOTSUPP);
 	open_all();
-	assert_int_equal(srd_inorder_get(fx.dev, fx.qp, &io), 0);
+	assert_int_equal(srd_dev_inorder_get(fx.dev, fx.qp, &io), 0);
 	assert_int_equal(io->send, want_caps);
 	assert_int_equal(io->rdma_write, want_caps);
 	/* asked once per op, RETURN_CAPS style, SEND then RDMA_WRITE */
@@ -93,11 +93,11 @@ static void check_answer(int answer, bool query_fails, int want_caps,
 	assert_int_equal(mock.in_order_flags[1], SRD_IN_ORDER_RETURN_CAPS);
 
 	for (i = 0; i < n; i++) {
-		struct srd_poll_choice c;
+		struct srd_dev_poll_choice c;
 
-		srd_poll_choose(e[i].req, io, &fx.dev->caps, false, &c);
+		srd_dev_poll_choose(e[i].req, io, &fx.dev->caps, false, &c);
 		print_message("# answer %d req %d -> %s\n", answer, e[i].req,
-			      srd_poll_mode_str(c.mode));
+			      srd_dev_poll_mode_str(c.mode));
 		assert_int_equal(c.mode, e[i].mode);
 		assert_int_equal(c.ring, e[i].ring);
 		assert_int_equal(c.write_inorder, want_caps);
@@ -165,76 +165,76 @@ static void test_answer_negative_return(void **state)
 
 static void test_send_order_differs_from_write(void **state)
 {
-	const struct srd_inorder *io;
-	struct srd_poll_choice c;
+	const struct srd_dev_inorder *io;
+	struct srd_dev_poll_choice c;
 
 	mock.in_order_send = SRD_IN_ORDER_WHOLE_MSG;
 	mock.in_order_write = 0;
 	open_all();
-	assert_int_equal(srd_inorder_get(fx.dev, fx.qp, &io), 0);
+	assert_int_equal(srd_dev_inorder_get(fx.dev, fx.qp, &io), 0);
 	assert_int_equal(io->send, SRD_INORDER_WHOLE | SRD_INORDER_128);
 	assert_int_equal(io->rdma_write, SRD_INORDER_NONE);
 	/* data mode rides on RDMA writes: sends in order are not enough */
-	srd_poll_choose(SRD_POLL_REQ_AUTO, io, &fx.dev->caps, false, &c);
+	srd_dev_poll_choose(SRD_POLL_REQ_AUTO, io, &fx.dev->caps, false, &c);
 	assert_int_equal(c.mode, SRD_POLL_COMPLETION);
 	assert_int_equal(c.send_inorder, SRD_INORDER_WHOLE | SRD_INORDER_128);
 }
 
 static void test_no_rdma_write_no_data_mode(void **state)
 {
-	const struct srd_inorder *io;
-	struct srd_poll_choice c;
+	const struct srd_dev_inorder *io;
+	struct srd_dev_poll_choice c;
 
 	mock.efa.device_caps = EFADV_DEVICE_ATTR_CAPS_RDMA_READ;
 	mock.in_order_send = SRD_IN_ORDER_WHOLE_MSG;
 	mock.in_order_write = SRD_IN_ORDER_WHOLE_MSG;
 	open_all();
-	assert_int_equal(srd_inorder_get(fx.dev, fx.qp, &io), 0);
+	assert_int_equal(srd_dev_inorder_get(fx.dev, fx.qp, &io), 0);
 	/* RDMA_WRITE is not even asked about */
 	assert_int_equal(mock.n_in_order, 1);
 	assert_int_equal(io->rdma_write, SRD_INORDER_NONE);
-	srd_poll_choose(SRD_POLL_REQ_AUTO, io, &fx.dev->caps, false, &c);
+	srd_dev_poll_choose(SRD_POLL_REQ_AUTO, io, &fx.dev->caps, false, &c);
 	assert_int_equal(c.mode, SRD_POLL_COMPLETION);
-	srd_poll_choose(SRD_POLL_REQ_DATA, io, &fx.dev->caps, false, &c);
+	srd_dev_poll_choose(SRD_POLL_REQ_DATA, io, &fx.dev->caps, false, &c);
 	assert_int_equal(c.mode, SRD_POLL_COMPLETION);
 }
 
 static void test_relaxed_ordering_never_in_order(void **state)
 {
-	const struct srd_inorder *io;
-	struct srd_poll_choice c;
+	const struct srd_dev_inorder *io;
+	struct srd_dev_poll_choice c;
 
 	mock.in_order_send = SRD_IN_ORDER_WHOLE_MSG;
 	mock.in_order_write = SRD_IN_ORDER_WHOLE_MSG;
 	open_all();
-	assert_int_equal(srd_inorder_get(fx.dev, fx.qp, &io), 0);
-	srd_poll_choose(SRD_POLL_REQ_AUTO, io, &fx.dev->caps, true, &c);
+	assert_int_equal(srd_dev_inorder_get(fx.dev, fx.qp, &io), 0);
+	srd_dev_poll_choose(SRD_POLL_REQ_AUTO, io, &fx.dev->caps, true, &c);
 	assert_int_equal(c.mode, SRD_POLL_COMPLETION);
 	assert_int_equal(c.ring, SRD_RING_NONE);
 	assert_int_equal(c.send_inorder, SRD_INORDER_NONE);
 	assert_int_equal(c.write_inorder, SRD_INORDER_NONE);
-	srd_poll_choose(SRD_POLL_REQ_DATA, io, &fx.dev->caps, true, &c);
+	srd_dev_poll_choose(SRD_POLL_REQ_DATA, io, &fx.dev->caps, true, &c);
 	assert_int_equal(c.mode, SRD_POLL_COMPLETION);
 }
 
 static void test_answer_cached_per_device(void **state)
 {
-	const struct srd_inorder *io1, *io2;
-	struct srd_qp_attr attr = { .sq_depth = 64, .rq_depth = 64 };
-	struct srd_qp *qp2;
+	const struct srd_dev_inorder *io1, *io2;
+	struct srd_dev_qp_attr attr = { .sq_depth = 64, .rq_depth = 64 };
+	struct srd_dev_qp *qp2;
 
 	mock.in_order_write = SRD_IN_ORDER_ALIGNED_128;
 	open_all();
-	assert_int_equal(srd_inorder_get(fx.dev, fx.qp, &io1), 0);
+	assert_int_equal(srd_dev_inorder_get(fx.dev, fx.qp, &io1), 0);
 	attr.send_cq = attr.recv_cq = ibv_cq_ex_to_cq(fx.cqx);
-	assert_int_equal(srd_qp_create(fx.dev, &fx.s, &attr, &qp2), 0);
+	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &attr, &qp2), 0);
 	/* the device changing its mind later is not asked again */
 	mock.in_order_write = 0;
-	assert_int_equal(srd_inorder_get(fx.dev, qp2, &io2), 0);
+	assert_int_equal(srd_dev_inorder_get(fx.dev, qp2, &io2), 0);
 	assert_ptr_equal(io1, io2);
 	assert_int_equal(io2->rdma_write, SRD_INORDER_128);
 	assert_int_equal(mock.calls[MOCK_QUERY_IN_ORDER], 2);
-	srd_qp_destroy(qp2);
+	srd_dev_qp_destroy(qp2);
 }
 
 static void test_poll_mode_setting_parse(void **state)
@@ -278,5 +278,5 @@ int main(void)
 		T(test_poll_mode_setting_parse),
 	};
 
-	return cmocka_run_group_tests_name("srd_inorder", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("srd_dev_inorder", tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "../src/dev/srd_dev.h"
+#include "../src/rdm/srd_rdm.h"
 #include "../src/rdm/srd_pkt.h"
 #include "weft/util_atomic.h"
 #include "../../../core/test/capture.h"

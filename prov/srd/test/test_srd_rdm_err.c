@@ -84,8 +84,8 @@ static void check_named(struct fid_cq *cq, const struct fi_cq_err_entry *e,
 	/* without err_data: the cause alone, never a libc errno text */
 	s = fi_cq_strerror(cq, e->prov_errno, NULL, buf, sizeof(buf));
 	assert_null(strstr(s, "srd://"));
-	assert_string_equal(s, srd_err_format(e->prov_errno, NULL, buf,
-					      sizeof(buf)));
+	assert_string_equal(s, srd_dev_err_format(e->prov_errno, NULL, buf,
+						  sizeof(buf)));
 }
 
 static void hello(struct tfab *f)
@@ -157,7 +157,7 @@ static void test_unknown_peer(void **state)
 	/* softsrd: nobody answers for that QPN (EFA may say "unreachable") */
 	assert_true(e.err == FI_ETIMEDOUT || e.err == FI_EHOSTUNREACH ||
 		    e.err == FI_ENOTCONN);
-	check_named(f.a.cq, &e, peer, addr, srd_prov_strerror(e.prov_errno));
+	check_named(f.a.cq, &e, peer, addr, srd_dev_prov_strerror(e.prov_errno));
 	/* the buffer past what was copied is untouched */
 	assert_int_equal(user[sizeof(user) - 1], 0xa5);
 	tfab_close(&f);

@@ -9,6 +9,7 @@
  */
 #include "test_srd_rdm_common.h"
 #include "../src/dev/srd_dev.h"
+#include "../src/rdm/srd_rdm.h"
 #include "../src/rdm/srd_pkt.h"
 #include "../soft/softsrd.h"
 
@@ -19,12 +20,12 @@
 #define SLOT 9216
 
 struct raw {
-	struct srd_device *dev;
-	struct srd_cq *cq;
-	struct srd_qp *qp;
+	struct srd_dev *dev;
+	struct srd_dev_cq *cq;
+	struct srd_dev_qp *qp;
 	struct ibv_mr *mr;
 	uint8_t *buf;			/* SLOTS send slots, then SLOTS recv */
-	struct srd_ah *ah;
+	struct srd_dev_ah *ah;
 	struct srd_ep_name peer;	/* the endpoint under test */
 	struct srd_ep_name name;
 	uint32_t id_at_peer;		/* what to put in base.peer_id */
@@ -33,12 +34,12 @@ struct raw {
 	uint8_t last[512];
 };
 
-static void raw_on_send(struct srd_cq *cq, const struct srd_wc *wc, void *arg)
+static void raw_on_send(struct srd_dev_cq *cq, const struct srd_dev_wc *wc, void *arg)
 {
 	((struct raw *)arg)->sent++;
 }
 
-static void raw_on_recv(struct srd_cq *cq, const struct srd_wc *wc, void *arg)
+static void raw_on_recv(struct srd_dev_cq *cq, const struct srd_dev_wc *wc, void *arg)
 {
 	struct raw *r = arg;
 	size_t n = wc->byte_len < sizeof(r->last) ? wc->byte_len :
@@ -48,17 +49,17 @@ static void raw_on_recv(struct srd_cq *cq, const struct srd_wc *wc, void *arg)
 	r->recvd++;
 }
 
-static void raw_on_error(struct srd_cq *cq, const struct srd_wc *wc,
+static void raw_on_error(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
 			 void *arg)
 {
 	((struct raw *)arg)->send_err++;
 }
 
-static void raw_on_batch(struct srd_cq *cq, int n, void *arg)
+static void raw_on_batch(struct srd_dev_cq *cq, int n, void *arg)
 {
 }
 
-static const struct srd_cq_ops raw_ops = {
+static const struct srd_dev_cq_ops raw_ops = {
 	.on_wc = {
 		[IBV_WC_SEND] = raw_on_send,
 		[IBV_WC_RECV] = raw_on_recv,
@@ -83,18 +84,18 @@ static void raw_post_recv(struct raw *r, uint64_t i)
 static void raw_open(struct raw *r, const void *peer_name)
 {
 	struct srd_settings s;
-	struct srd_qp_attr qa = { .sq_depth = 64, .rq_depth = 64 };
-	struct srd_cq_attr ca = { .batch = 16, .depth = 256 };
+	struct srd_dev_qp_attr qa = { .sq_depth = 64, .rq_depth = 64 };
+	struct srd_dev_cq_attr ca = { .batch = 16, .depth = 256 };
 	union ibv_gid gid;
 	uint64_t i;
 
 	memset(r, 0, sizeof(*r));
 	srd_settings_default(&s);
-	assert_int_equal(srd_device_open(&softsrd_verbs_ops, NULL, &r->dev), 0);
+	assert_int_equal(srd_dev_open(&softsrd_verbs_ops, NULL, &r->dev), 0);
 	ca.arg = r;
-	assert_int_equal(srd_cq_open(r->dev, &ca, &raw_ops, &r->cq), 0);
+	assert_int_equal(srd_dev_cq_open(r->dev, &ca, &raw_ops, &r->cq), 0);
 	qa.send_cq = qa.recv_cq = r->cq->cq;
-	assert_int_equal(srd_qp_create(r->dev, &s, &qa, &r->qp), 0);
+	assert_int_equal(srd_dev_qp_create(r->dev, &s, &qa, &r->qp), 0);
 	srd_ep_name_build(r->qp, &r->name);
 	r->buf = calloc(2 * SLOTS, SLOT);
 	r->mr = r->dev->verbs->reg_mr(r->dev->pd, r->buf, 2 * SLOTS * SLOT,
@@ -102,7 +103,7 @@ static void raw_open(struct raw *r, const void *peer_name)
 	assert_non_null(r->mr);
 	memcpy(&r->peer, peer_name, sizeof(r->peer));
 	memcpy(gid.raw, r->peer.gid, sizeof(gid.raw));
-	assert_int_equal(srd_ah_get(r->dev, &gid, &r->ah), 0);
+	assert_int_equal(srd_dev_ah_get(r->dev, &gid, &r->ah), 0);
 	for (i = 0; i < SLOTS; i++)
 		raw_post_recv(r, i);
 	r->id_at_peer = SRD_PEER_ID_NONE;
@@ -110,11 +111,11 @@ static void raw_open(struct raw *r, const void *peer_name)
 
 static void raw_close(struct raw *r)
 {
-	srd_ah_put(r->dev, r->ah);
-	srd_qp_destroy(r->qp);
+	srd_dev_ah_put(r->dev, r->ah);
+	srd_dev_qp_destroy(r->qp);
 	r->dev->verbs->dereg_mr(r->mr);
-	srd_cq_close(r->cq);
-	srd_device_close(r->dev);
+	srd_dev_cq_close(r->cq);
+	srd_dev_close(r->dev);
 	free(r->buf);
 }
 
@@ -137,7 +138,7 @@ static void raw_send(struct tfab *f, struct raw *r, const void *pkt,
 			   r->peer.qkey);
 	assert_int_equal(ibv_wr_complete(r->qp->qpx), 0);
 	for (i = 0; i < 1000000 && r->sent + r->send_err < want; i++) {
-		srd_cq_poll(r->cq);
+		srd_dev_cq_poll(r->cq);
 		tfab_poll(f);
 	}
 	assert_int_equal(r->sent, want);
@@ -149,7 +150,7 @@ static void settle(struct tfab *f, struct raw *r)
 	int i;
 
 	for (i = 0; i < 3000; i++) {
-		srd_cq_poll(r->cq);
+		srd_dev_cq_poll(r->cq);
 		tfab_poll(f);
 	}
 }

@@ -467,7 +467,7 @@ static void test_opt_logic(void **state)
 		{ SRD_INORDER_WHOLE | SRD_INORDER_128,
 		  WEFT_INORDER_WHOLE_MSG | WEFT_INORDER_ALIGNED_128, true },
 	};
-	struct srd_poll_choice c = { .mode = SRD_POLL_DATA };
+	struct srd_dev_poll_choice c = { .mode = SRD_POLL_DATA };
 	size_t i, len;
 	int v;
 	bool b;

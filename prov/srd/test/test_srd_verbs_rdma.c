@@ -19,29 +19,29 @@
 static int teardown(void **state)
 {
 	(void)state;
-	srd_verbs_rdma_set_sonames(NULL, NULL);
+	srd_dev_verbs_rdma_set_sonames(NULL, NULL);
 	return 0;
 }
 
 static void test_libs_absent(void **state)
 {
-	struct srd_device *dev = (void *)0x1;
+	struct srd_dev *dev = (void *)0x1;
 
-	srd_verbs_rdma_set_sonames("libweft-no-such-ibverbs.so.1", NULL);
-	assert_null(srd_verbs_rdma_ops());
+	srd_dev_verbs_rdma_set_sonames("libweft-no-such-ibverbs.so.1", NULL);
+	assert_null(srd_dev_verbs_rdma_ops());
 	/* asked again: still nothing, no retry storm, no crash */
-	assert_null(srd_verbs_rdma_ops());
-	assert_null(srd_verbs_select(SRD_DEVICE_EFA));
-	assert_null(srd_verbs_select(SRD_DEVICE_AUTO));
-	assert_int_equal(srd_device_open(srd_verbs_rdma_ops(), NULL, &dev),
+	assert_null(srd_dev_verbs_rdma_ops());
+	assert_null(srd_dev_verbs_select(SRD_DEVICE_EFA));
+	assert_null(srd_dev_verbs_select(SRD_DEVICE_AUTO));
+	assert_int_equal(srd_dev_open(srd_dev_verbs_rdma_ops(), NULL, &dev),
 			 -FI_ENODEV);
 	assert_ptr_equal(dev, (void *)0x1);
 }
 
 static void test_efa_absent(void **state)
 {
-	srd_verbs_rdma_set_sonames(NULL, "libweft-no-such-efa.so.1");
-	assert_null(srd_verbs_rdma_ops());
+	srd_dev_verbs_rdma_set_sonames(NULL, "libweft-no-such-efa.so.1");
+	assert_null(srd_dev_verbs_rdma_ops());
 }
 
 static bool have_rdma_core(void)
@@ -65,14 +65,14 @@ static void test_symbol_missing(void **state)
 		return;
 	}
 	/* libibverbs in place of libefa: every efadv_* symbol is missing */
-	srd_verbs_rdma_set_sonames(NULL, "libibverbs.so.1");
-	assert_null(srd_verbs_rdma_ops());
+	srd_dev_verbs_rdma_set_sonames(NULL, "libibverbs.so.1");
+	assert_null(srd_dev_verbs_rdma_ops());
 }
 
 static void test_real_libs_resolve(void **state)
 {
 	const struct srd_verbs_ops *v;
-	struct srd_device *dev = NULL;
+	struct srd_dev *dev = NULL;
 	int ret;
 
 	if (!have_rdma_core()) {
@@ -80,7 +80,7 @@ static void test_real_libs_resolve(void **state)
 		skip();
 		return;
 	}
-	v = srd_verbs_rdma_ops();
+	v = srd_dev_verbs_rdma_ops();
 	assert_non_null(v);
 	assert_string_equal(v->name, "rdma-core");
 	assert_non_null(v->get_device_list);
@@ -108,15 +108,15 @@ static void test_real_libs_resolve(void **state)
 	assert_non_null(v->efadv_query_ah);
 	assert_non_null(v->destroy_ah);
 	/* the same table on the next call */
-	assert_ptr_equal(srd_verbs_rdma_ops(), v);
+	assert_ptr_equal(srd_dev_verbs_rdma_ops(), v);
 
 	/* No EFA here is the usual case; a device, if any, opens and closes.
 	 * A non-EFA verbs device must be refused (efadv query fails). */
-	ret = srd_device_open(v, "weft-no-such-device", &dev);
+	ret = srd_dev_open(v, "weft-no-such-device", &dev);
 	assert_int_equal(ret, -FI_ENODEV);
-	ret = srd_device_open(v, NULL, &dev);
+	ret = srd_dev_open(v, NULL, &dev);
 	if (!ret)
-		srd_device_close(dev);
+		srd_dev_close(dev);
 	else
 		assert_true(ret < 0);
 }
@@ -126,13 +126,13 @@ static void test_in_order_legacy_translation(void **state)
 	const int both = SRD_IN_ORDER_WHOLE_MSG | SRD_IN_ORDER_ALIGNED_128;
 
 	/* asked RETURN_CAPS style, answered by an old library */
-	assert_int_equal(srd_in_order_from_legacy(1, SRD_IN_ORDER_RETURN_CAPS), both);
-	assert_int_equal(srd_in_order_from_legacy(0, SRD_IN_ORDER_RETURN_CAPS), 0);
-	assert_int_equal(srd_in_order_from_legacy(-EINVAL, SRD_IN_ORDER_RETURN_CAPS),
+	assert_int_equal(srd_dev_in_order_from_legacy(1, SRD_IN_ORDER_RETURN_CAPS), both);
+	assert_int_equal(srd_dev_in_order_from_legacy(0, SRD_IN_ORDER_RETURN_CAPS), 0);
+	assert_int_equal(srd_dev_in_order_from_legacy(-EINVAL, SRD_IN_ORDER_RETURN_CAPS),
 			 -EINVAL);
 	/* asked the old way: the old answer */
-	assert_int_equal(srd_in_order_from_legacy(1, 0), 1);
-	assert_int_equal(srd_in_order_from_legacy(0, 0), 0);
+	assert_int_equal(srd_dev_in_order_from_legacy(1, 0), 1);
+	assert_int_equal(srd_dev_in_order_from_legacy(0, 0), 0);
 }
 
 static void test_device_setting_parse(void **state)

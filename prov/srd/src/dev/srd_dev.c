@@ -7,7 +7,9 @@
  */
 #include "weft/compat.h"
 #include "srd_dev.h"
+#include "../../soft/softsrd.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,7 @@ static uint32_t srd_mtu_bytes(enum ibv_mtu mtu)
 }
 
 static void srd_caps_from_attr_ex(const struct ibv_device_attr_ex *a,
-				  struct srd_device_caps *caps)
+				  struct srd_dev_caps *caps)
 {
 	const struct ibv_device_attr *o = &a->orig_attr;
 
@@ -66,7 +68,7 @@ static void srd_caps_from_attr_ex(const struct ibv_device_attr_ex *a,
 }
 
 static void srd_caps_from_efadv(const struct efadv_device_attr *e,
-				struct srd_device_caps *caps)
+				struct srd_dev_caps *caps)
 {
 	caps->max_sq_wr = e->max_sq_wr;
 	caps->max_rq_wr = e->max_rq_wr;
@@ -89,7 +91,7 @@ static void srd_caps_from_efadv(const struct efadv_device_attr *e,
 }
 
 static void srd_caps_from_port(const struct ibv_port_attr *p,
-			       struct srd_device_caps *caps)
+			       struct srd_dev_caps *caps)
 {
 	caps->port_state = p->state;
 	caps->max_msg_sz = p->max_msg_sz;
@@ -98,8 +100,8 @@ static void srd_caps_from_port(const struct ibv_port_attr *p,
 	caps->mtu = p->max_msg_sz ? p->max_msg_sz : srd_mtu_bytes(p->active_mtu);
 }
 
-int srd_device_query_caps(const struct srd_verbs_ops *verbs,
-			  struct ibv_context *ctx, struct srd_device_caps *caps)
+int srd_dev_query_caps(const struct srd_verbs_ops *verbs,
+		       struct ibv_context *ctx, struct srd_dev_caps *caps)
 {
 	struct ibv_device_attr_ex attr_ex;
 	struct efadv_device_attr efa_attr;
@@ -139,9 +141,9 @@ int srd_device_query_caps(const struct srd_verbs_ops *verbs,
 	return 0;
 }
 
-static struct ibv_device *srd_device_pick(const struct srd_verbs_ops *verbs,
-					  struct ibv_device **list, int n,
-					  const char *name)
+static struct ibv_device *srd_dev_pick(const struct srd_verbs_ops *verbs,
+				       struct ibv_device **list, int n,
+				       const char *name)
 {
 	int i;
 
@@ -153,9 +155,9 @@ static struct ibv_device *srd_device_pick(const struct srd_verbs_ops *verbs,
 	return NULL;
 }
 
-static struct ibv_context *srd_device_ctx_open(const struct srd_verbs_ops *verbs,
-					       const char *name, char *name_out,
-					       size_t name_len)
+static struct ibv_context *srd_dev_ctx_open(const struct srd_verbs_ops *verbs,
+					    const char *name, char *name_out,
+					    size_t name_len)
 {
 	struct ibv_context *ctx = NULL;
 	struct ibv_device **list;
@@ -168,7 +170,7 @@ static struct ibv_context *srd_device_ctx_open(const struct srd_verbs_ops *verbs
 			verbs->name, strerror(errno));
 		return NULL;
 	}
-	ibdev = srd_device_pick(verbs, list, n, name);
+	ibdev = srd_dev_pick(verbs, list, n, name);
 	if (!ibdev) {
 		FI_INFO(&srd_prov, FI_LOG_CORE, "%s: no device%s%s\n",
 			verbs->name, name && *name ? " named " : "",
@@ -187,10 +189,10 @@ free_list:
 	return ctx;
 }
 
-int srd_device_open(const struct srd_verbs_ops *verbs, const char *name,
-		    struct srd_device **dev_out)
+int srd_dev_open(const struct srd_verbs_ops *verbs, const char *name,
+		 struct srd_dev **dev_out)
 {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 	int ret;
 
 	if (!verbs)
@@ -201,12 +203,12 @@ int srd_device_open(const struct srd_verbs_ops *verbs, const char *name,
 	dev->verbs = verbs;
 	pthread_mutex_init(&dev->ah_lock, NULL);
 
-	dev->ctx = srd_device_ctx_open(verbs, name, dev->name, sizeof(dev->name));
+	dev->ctx = srd_dev_ctx_open(verbs, name, dev->name, sizeof(dev->name));
 	if (!dev->ctx) {
 		ret = -FI_ENODEV;
 		goto free_dev;
 	}
-	ret = srd_device_query_caps(verbs, dev->ctx, &dev->caps);
+	ret = srd_dev_query_caps(verbs, dev->ctx, &dev->caps);
 	if (ret)
 		goto close_ctx;
 
@@ -228,9 +230,9 @@ free_dev:
 	return ret;
 }
 
-void srd_device_close(struct srd_device *dev)
+void srd_dev_close(struct srd_dev *dev)
 {
-	struct srd_ah *ah, *tmp;
+	struct srd_dev_ah *ah, *tmp;
 
 	if (!dev)
 		return;
@@ -243,9 +245,45 @@ void srd_device_close(struct srd_device *dev)
 		dev->verbs->destroy_ah(ah->ibv_ah);
 		free(ah);
 	}
-	srd_inorder_free(dev);
+	srd_dev_inorder_free(dev);
 	dev->verbs->dealloc_pd(dev->pd);
 	dev->verbs->close_device(dev->ctx);
 	pthread_mutex_destroy(&dev->ah_lock);
 	free(dev);
+}
+
+struct ibv_mr *srd_dev_reg_mr(struct srd_dev *dev, void *buf, size_t len,
+			      int access)
+{
+	struct ibv_mr *mr = dev->verbs->reg_mr(dev->pd, buf, len, access);
+
+	if (!mr && !errno)
+		errno = EIO;
+	return mr;
+}
+
+void srd_dev_dereg_mr(struct srd_dev *dev, struct ibv_mr *mr)
+{
+	if (mr)
+		dev->verbs->dereg_mr(mr);
+}
+
+/* Which table a device setting means. auto never picks softsrd: a software
+ * device must not stand in silently for missing hardware (DESIGN.md 4). */
+const struct srd_verbs_ops *srd_dev_verbs_select(enum srd_device_sel sel)
+{
+	switch (sel) {
+	case SRD_DEVICE_AUTO:
+	case SRD_DEVICE_EFA:
+		return srd_dev_verbs_rdma_ops();
+	case SRD_DEVICE_SOFT:
+		return &softsrd_verbs_ops;
+	default:
+		return NULL;
+	}
+}
+
+void srd_dev_soft_init(struct fi_provider *prov)
+{
+	softsrd_init(prov);
 }

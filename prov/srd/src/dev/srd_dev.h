@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * srd provider, device layer: one verbs device (EFA through rdma-core,
- * softsrd, or the tests' mock), what it can do, its SRD queue pairs, the
- * in-order answer that picks the poll mode, and the CQ poller of the
- * progress engine. The RDM protocol builds on these objects.
+ * srd provider, device layer (prefix srd_dev_): one verbs device (EFA
+ * through rdma-core, softsrd, or the tests' mock), what it can do, its SRD
+ * queue pairs and address handles, registration and posting, the in-order
+ * answer that picks the poll mode, the mapping of completion statuses to
+ * fi_errno, per-peer RNR backoff, and the CQ poller of the progress engine.
+ * This is the only code that calls the verbs table (weft/srd_verbs.h) or
+ * rdma-core's data-path inlines; the RDM layer (rdm/) builds on it.
  */
-#ifndef SRD_H
-#define SRD_H
+#ifndef SRD_DEV_H
+#define SRD_DEV_H
 
 #include "weft/compat.h"
 #include "weft/log.h"
@@ -70,20 +73,22 @@ int srd_settings_parse_poll_mode(const char *str, enum srd_poll_req *out);
 
 /* rdma-core through dlopen/dlvsym, resolved at first call. NULL when the
  * libraries or one of the symbols are missing: srd then has no EFA device. */
-const struct srd_verbs_ops *srd_verbs_rdma_ops(void);
+const struct srd_verbs_ops *srd_dev_verbs_rdma_ops(void);
 /* Tests: load these sonames instead (NULL restores the defaults) and forget
  * what was resolved. Not thread safe; tests only. */
-void srd_verbs_rdma_set_sonames(const char *ibverbs, const char *efa);
-void srd_verbs_rdma_reset(void);
+void srd_dev_verbs_rdma_set_sonames(const char *ibverbs, const char *efa);
+void srd_dev_verbs_rdma_reset(void);
 /* A flags-0 in-order answer (1 = whole message) as the RETURN_CAPS bits
  * the table promises, for rdma-core builds without RETURN_CAPS. */
-int srd_in_order_from_legacy(int legacy, uint32_t flags);
+int srd_dev_in_order_from_legacy(int legacy, uint32_t flags);
 /* The table FI_SRD_DEVICE means, or NULL. */
-const struct srd_verbs_ops *srd_verbs_select(enum srd_device_sel sel);
+const struct srd_verbs_ops *srd_dev_verbs_select(enum srd_device_sel sel);
+/* softsrd defines its FI_SRD_SOFT_* settings and logs under prov. */
+void srd_dev_soft_init(struct fi_provider *prov);
 
 /* ---- device and capabilities --------------------------------------------- */
 
-struct srd_device_caps {
+struct srd_dev_caps {
 	/* ibv_query_device_ex */
 	uint64_t max_mr_size;
 	uint32_t vendor_id;
@@ -129,63 +134,32 @@ struct srd_device_caps {
 	union ibv_gid gid;
 };
 
-struct srd_ah;
-struct srd_inorder;
+struct srd_dev_ah;
+struct srd_dev_inorder;
 
-struct srd_device {
+struct srd_dev {
 	const struct srd_verbs_ops *verbs;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct srd_device_caps caps;
+	struct srd_dev_caps caps;
 	char name[64];
 	/* Domains (and their AVs and endpoints, each under its own lock)
 	 * share the device, so its AH table needs one of its own. */
 	pthread_mutex_t ah_lock;
-	struct srd_ah *ah_by_gid;		/* uthash, shared per GID */
-	struct srd_inorder *inorder;		/* cached answers per QP type */
+	struct srd_dev_ah *ah_by_gid;		/* uthash, shared per GID */
+	struct srd_dev_inorder *inorder;		/* cached answers per QP type */
 };
 
-int srd_device_open(const struct srd_verbs_ops *verbs, const char *name,
-		    struct srd_device **dev_out);
-void srd_device_close(struct srd_device *dev);
+int srd_dev_open(const struct srd_verbs_ops *verbs, const char *name,
+		 struct srd_dev **dev_out);
+void srd_dev_close(struct srd_dev *dev);
 /* Fill caps from an open context (exposed for tests). */
-int srd_device_query_caps(const struct srd_verbs_ops *verbs,
-			  struct ibv_context *ctx, struct srd_device_caps *caps);
-
-/* ---- caps -> fi_info template --------------------------------------------- */
-
-enum srd_long_proto {
-	SRD_LONG_CTS,		/* receiver grants credits, data by sends */
-	SRD_LONG_READ,		/* receiver pulls with RDMA read */
-};
-
-struct srd_proto_caps {
-	size_t tx_size;
-	size_t rx_size;
-	size_t tx_iov_limit;
-	size_t rx_iov_limit;
-	size_t inject_size;
-	size_t max_msg_size;
-	size_t max_rma_size;		/* 0 without hardware RMA */
-	size_t eager_max;		/* payload of one packet */
-	bool hw_rma;
-	enum srd_long_proto long_proto;
-};
-
-#define SRD_PKT_HDR_MAX 64	/* room kept in each packet for protocol headers */
-#define SRD_MAX_MSG_SIZE ((size_t)1 << 32)
-
-void srd_proto_caps_from_dev(const struct srd_device_caps *caps,
-			     struct srd_proto_caps *pc);
-/* Fill an fi_info allocated with all its attribute structs. */
-void srd_info_fill(const struct srd_device_caps *caps, const char *dev_name,
-		   struct fi_info *info);
-
-size_t srd_rounddown_pow2(size_t v);
+int srd_dev_query_caps(const struct srd_verbs_ops *verbs,
+		       struct ibv_context *ctx, struct srd_dev_caps *caps);
 
 /* ---- address handles, shared per GID -------------------------------------- */
 
-struct srd_ah {
+struct srd_dev_ah {
 	union ibv_gid gid;		/* hash key */
 	struct ibv_ah *ibv_ah;
 	uint16_t ahn;			/* efadv AH number, for reverse lookup */
@@ -193,13 +167,13 @@ struct srd_ah {
 	UT_hash_handle hh;
 };
 
-int srd_ah_get(struct srd_device *dev, const union ibv_gid *gid,
-	       struct srd_ah **ah_out);
-void srd_ah_put(struct srd_device *dev, struct srd_ah *ah);
+int srd_dev_ah_get(struct srd_dev *dev, const union ibv_gid *gid,
+		   struct srd_dev_ah **ah_out);
+void srd_dev_ah_put(struct srd_dev *dev, struct srd_dev_ah *ah);
 
 /* ---- queue pairs ----------------------------------------------------------- */
 
-struct srd_qp_attr {
+struct srd_dev_qp_attr {
 	uint32_t sq_depth;
 	uint32_t rq_depth;
 	uint32_t max_send_sge;
@@ -212,8 +186,11 @@ struct srd_qp_attr {
 	void *qp_context;
 };
 
-struct srd_qp {
-	struct srd_device *dev;
+#define SRD_QKEY_MASK 0x7fffffffu	/* the top bit marks privileged qkeys */
+#define SRD_QPN_MASK 0xffffffu		/* QP numbers are 24 bits */
+
+struct srd_dev_qp {
+	struct srd_dev *dev;
 	struct ibv_qp *ibv_qp;
 	struct ibv_qp_ex *qpx;
 	uint32_t qkey;
@@ -224,32 +201,85 @@ struct srd_qp {
 	bool low_latency_sl;		/* created with the low-latency SL */
 };
 
-int srd_qp_create(struct srd_device *dev, const struct srd_settings *s,
-		  const struct srd_qp_attr *attr, struct srd_qp **qp_out);
-void srd_qp_destroy(struct srd_qp *qp);
+int srd_dev_qp_create(struct srd_dev *dev, const struct srd_settings *s,
+		      const struct srd_dev_qp_attr *attr, struct srd_dev_qp **qp_out);
+void srd_dev_qp_destroy(struct srd_dev_qp *qp);
 /* "state RTS, qpn 12, qkey 0x..." for error reports and weft_info -v. */
-int srd_qp_describe(struct srd_qp *qp, char *buf, size_t len);
-uint64_t srd_qp_send_ops_flags(const struct srd_device_caps *caps);
+int srd_dev_qp_describe(struct srd_dev_qp *qp, char *buf, size_t len);
+uint64_t srd_dev_qp_send_ops_flags(const struct srd_dev_caps *caps);
 
-#define SRD_EP_NAME_VERSION 1
+/* ---- registration and posting ------------------------------------------------
+ * The RDM layer registers memory and posts work requests only through
+ * these, so the device layer is the one place that calls the verbs table
+ * or rdma-core's ibv_wr_* inlines. The send post is inline: it is the
+ * message path's one device call. */
 
-/* The endpoint name on the wire and in the AV: packed, versioned. */
-struct srd_ep_name {
-	uint8_t version;
-	uint8_t reserved[3];
-	uint32_t qpn;
-	uint32_t qkey;
-	uint8_t gid[16];
-} __attribute__((packed));
+/* NULL with errno set when the device refuses (the caller logs why it
+ * wanted the registration). */
+struct ibv_mr *srd_dev_reg_mr(struct srd_dev *dev, void *buf, size_t len,
+			      int access);
+/* mr NULL: nothing to do. */
+void srd_dev_dereg_mr(struct srd_dev *dev, struct ibv_mr *mr);
 
-void srd_ep_name_build(const struct srd_qp *qp, struct srd_ep_name *name);
-/* Validates untrusted bytes: -FI_EINVAL with a log line when malformed. */
-int srd_ep_name_parse(const void *buf, size_t len, struct srd_ep_name *name);
-int srd_ep_name_str(const struct srd_ep_name *name, char *buf, size_t len);
+/* One signaled send of len bytes at buf (lkey) to qpn/qkey behind ah.
+ * 0 or the device's errno. */
+static inline int srd_dev_qp_post_send(struct srd_dev_qp *qp, uint64_t wr_id,
+				       uint32_t lkey, const void *buf,
+				       uint32_t len,
+				       const struct srd_dev_ah *ah,
+				       uint32_t qpn, uint32_t qkey)
+{
+	struct ibv_qp_ex *qpx = qp->qpx;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, lkey, (uintptr_t)buf, len);
+	ibv_wr_set_ud_addr(qpx, ah->ibv_ah, qpn, qkey);
+	return ibv_wr_complete(qpx);
+}
+
+enum srd_dev_rdma_op {
+	SRD_DEV_RDMA_READ,
+	SRD_DEV_RDMA_WRITE,
+	SRD_DEV_RDMA_WRITE_IMM,
+};
+
+/* One RDMA operation between local [laddr, +len) (lkey) and the peer's
+ * raddr (rkey). */
+struct srd_dev_rdma {
+	enum srd_dev_rdma_op op;
+	uint32_t imm;			/* WRITE_IMM, host order */
+	uint32_t lkey;
+	uint32_t rkey;
+	void *laddr;
+	uint64_t raddr;
+	size_t len;
+};
+
+/* 0 or the device's errno. */
+int srd_dev_qp_post_rdma(struct srd_dev_qp *qp, uint64_t wr_id,
+			 const struct srd_dev_rdma *r,
+			 const struct srd_dev_ah *ah, uint32_t qpn,
+			 uint32_t qkey);
+const char *srd_dev_rdma_op_str(enum srd_dev_rdma_op op);
+
+#define SRD_DEV_RECV_BATCH 64		/* receives per srd_dev_qp_post_recv */
+
+struct srd_dev_recv {
+	uint64_t wr_id;
+	void *addr;
+};
+
+/* n (<= SRD_DEV_RECV_BATCH) receive buffers of len bytes each (lkey).
+ * 0 or the device's errno. */
+int srd_dev_qp_post_recv(struct srd_dev_qp *qp, uint32_t lkey, uint32_t len,
+			 const struct srd_dev_recv *r, uint32_t n);
 
 /* ---- in-order delivery and the poll mode ------------------------------------ */
 
-enum srd_inorder_caps {
+enum srd_dev_inorder_caps {
 	SRD_INORDER_NONE = 0,
 	SRD_INORDER_WHOLE = 1 << 0,	/* whole message lands in order */
 	SRD_INORDER_128 = 1 << 1,	/* each aligned 128-byte line does */
@@ -266,34 +296,34 @@ enum srd_ring_flavour {
 	SRD_RING_LINE128,	/* a flag word in every 128-byte line */
 };
 
-struct srd_poll_choice {
+struct srd_dev_poll_choice {
 	enum srd_poll_mode mode;
 	enum srd_ring_flavour ring;
 	/* What applications may rely on (endpoint options): the device's
 	 * answer, or none for relaxed-ordering memory. */
-	int send_inorder;		/* enum srd_inorder_caps */
+	int send_inorder;		/* enum srd_dev_inorder_caps */
 	int write_inorder;
 };
 
-struct srd_inorder {
-	struct srd_inorder *next;
+struct srd_dev_inorder {
+	struct srd_dev_inorder *next;
 	enum ibv_qp_type qp_type;
 	uint32_t driver_qp_type;
-	int send;			/* enum srd_inorder_caps */
+	int send;			/* enum srd_dev_inorder_caps */
 	int rdma_write;
 };
 
 /* Ask the device once per (device, QP type); later calls return the cache. */
-int srd_inorder_get(struct srd_device *dev, struct srd_qp *qp,
-		    const struct srd_inorder **out);
-void srd_inorder_free(struct srd_device *dev);
+int srd_dev_inorder_get(struct srd_dev *dev, struct srd_dev_qp *qp,
+			const struct srd_dev_inorder **out);
+void srd_dev_inorder_free(struct srd_dev *dev);
 /* The decision. relaxed_mr: the target memory is registered with relaxed
  * ordering, which voids what the device promised. Data mode forced where it
  * cannot work falls back to completion mode with a warning. */
-void srd_poll_choose(enum srd_poll_req req, const struct srd_inorder *io,
-		     const struct srd_device_caps *caps, bool relaxed_mr,
-		     struct srd_poll_choice *out);
-const char *srd_poll_mode_str(enum srd_poll_mode mode);
+void srd_dev_poll_choose(enum srd_poll_req req, const struct srd_dev_inorder *io,
+			 const struct srd_dev_caps *caps, bool relaxed_mr,
+			 struct srd_dev_poll_choice *out);
+const char *srd_dev_poll_mode_str(enum srd_poll_mode mode);
 
 /* ---- error completions ------------------------------------------------------- */
 
@@ -324,55 +354,28 @@ enum srd_efa_io_status {
  * base + the ibv_wc_status. */
 #define SRD_PROV_ERRNO_WC_BASE 0x1000
 
-struct srd_wc_err {
+struct srd_dev_wc_err {
 	int err;		/* positive FI_E* */
 	int prov_errno;
 };
 
-void srd_wc_err_map(enum ibv_wc_status status, uint32_t vendor_err,
-		    struct srd_wc_err *out);
-bool srd_wc_err_is_rnr(enum ibv_wc_status status, uint32_t vendor_err);
-struct srd_wc;
+void srd_dev_wc_err_map(enum ibv_wc_status status, uint32_t vendor_err,
+			struct srd_dev_wc_err *out);
+bool srd_dev_wc_err_is_rnr(enum ibv_wc_status status, uint32_t vendor_err);
+struct srd_dev_wc;
 /* An error completion as fi_cq_readerr reports it (err_data untouched:
  * the application may own that buffer). */
-void srd_cq_err_fill(const struct srd_wc *wc, void *op_context,
-		     uint64_t flags, struct fi_cq_err_entry *entry);
+void srd_dev_cq_err_fill(const struct srd_dev_wc *wc, void *op_context,
+			 uint64_t flags, struct fi_cq_err_entry *entry);
 /* Static text for a prov_errno ("unknown device error" when unknown). */
-const char *srd_prov_strerror(int prov_errno);
+const char *srd_dev_prov_strerror(int prov_errno);
 /* "peer <peer>: <text> (<wc status>, vendor <n>)" into buf; returns buf. */
-const char *srd_err_format(int prov_errno, const char *peer, char *buf,
-			   size_t len);
+const char *srd_dev_err_format(int prov_errno, const char *peer, char *buf,
+			       size_t len);
 
 /* Errors the provider finds itself (no device status behind them). */
 #define SRD_PROV_ERRNO_PROV_BASE 0x2000
 #define SRD_PROV_ERRNO_PEER_LOST (SRD_PROV_ERRNO_PROV_BASE + 1)
-
-/*
- * fi_cq_err_entry.err_data of srd error completions (fi_srd(7)): the peer
- * and the cause, so that fi_cq_strerror can name both. Binary, versioned
- * by size; at most UTIL_CQ_ERR_DATA_MAX bytes.
- */
-#define SRD_ERR_DATA_MAGIC 0x45445253u	/* "SRDE" in little endian */
-#define SRD_ERR_DATA_F_PEER 0x1u	/* peer is the remote endpoint */
-#define SRD_ERR_DATA_F_ADDR 0x2u	/* fi_addr is its address in the AV */
-
-struct srd_err_data {
-	uint32_t magic;
-	uint16_t size;			/* sizeof(struct srd_err_data) */
-	uint16_t flags;			/* SRD_ERR_DATA_F_* */
-	int32_t err;			/* the entry's err (positive FI_E*) */
-	int32_t prov_errno;
-	uint64_t fi_addr;
-	struct srd_ep_name peer;
-};
-
-void srd_err_data_init(struct srd_err_data *d, int err, int prov_errno,
-		       const struct srd_ep_name *peer, uint64_t fi_addr);
-/* The domain's strerror (fi_cq_strerror): err_data, when it is ours,
- * names the peer. buf NULL: text in thread-local storage, valid until the
- * thread's next call. */
-const char *srd_strerror(int prov_errno, const void *err_data, char *buf,
-			 size_t len);
 
 /* ---- RNR backoff, per peer --------------------------------------------------- */
 
@@ -380,27 +383,27 @@ const char *srd_strerror(int prov_errno, const void *err_data, char *buf,
 #define SRD_RNR_START_MAX_US 120
 #define SRD_RNR_MAX_US 1000000
 
-struct srd_rnr {
+struct srd_dev_rnr {
 	uint64_t until_ns;		/* backed off while now < until_ns */
 	uint32_t wait_us;		/* last wait; 0 = never backed off */
 	uint32_t events;
 };
 
 /* The peer refused for lack of a receive buffer: back off. */
-void srd_rnr_on_rnr(struct srd_rnr *r, uint64_t now_ns, uint64_t *rng);
+void srd_dev_rnr_on_rnr(struct srd_dev_rnr *r, uint64_t now_ns, uint64_t *rng);
 /* 0 when the peer may be sent to, -FI_EAGAIN while backed off. */
-int srd_rnr_check(const struct srd_rnr *r, uint64_t now_ns);
+int srd_dev_rnr_check(const struct srd_dev_rnr *r, uint64_t now_ns);
 /* A send to the peer completed: next RNR starts small again. */
-void srd_rnr_on_success(struct srd_rnr *r);
-uint64_t srd_rng_next(uint64_t *state);
+void srd_dev_rnr_on_success(struct srd_dev_rnr *r);
+uint64_t srd_dev_rng_next(uint64_t *state);
 
 /* ---- CQ poller of the progress engine -------------------------------------- */
 
-struct srd_cq;
+struct srd_dev_cq;
 
 /* What a poll hands to a completion callback; only wr_id, status, qp_num,
  * vendor_err are valid when status != IBV_WC_SUCCESS. */
-struct srd_wc {
+struct srd_dev_wc {
 	uint64_t wr_id;
 	enum ibv_wc_status status;
 	enum ibv_wc_opcode opcode;
@@ -412,59 +415,59 @@ struct srd_wc {
 	unsigned int wc_flags;
 };
 
-typedef void (*srd_wc_cb)(struct srd_cq *cq, const struct srd_wc *wc,
-			  void *arg);
-typedef void (*srd_batch_cb)(struct srd_cq *cq, int n, void *arg);
+typedef void (*srd_dev_wc_cb)(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
+			      void *arg);
+typedef void (*srd_dev_batch_cb)(struct srd_dev_cq *cq, int n, void *arg);
 
 #define SRD_WC_OPCODE_SLOTS 256	/* IBV_WC_RECV = 128, RECV_RDMA_WITH_IMM = 129 */
 
-struct srd_cq_ops {
-	srd_wc_cb on_wc[SRD_WC_OPCODE_SLOTS];	/* NULL: on_unknown */
-	srd_wc_cb on_unknown;
-	srd_wc_cb on_error;			/* any status != SUCCESS */
-	srd_batch_cb on_batch_end;		/* after each non-empty poll */
+struct srd_dev_cq_ops {
+	srd_dev_wc_cb on_wc[SRD_WC_OPCODE_SLOTS];	/* NULL: on_unknown */
+	srd_dev_wc_cb on_unknown;
+	srd_dev_wc_cb on_error;			/* any status != SUCCESS */
+	srd_dev_batch_cb on_batch_end;		/* after each non-empty poll */
 };
 
-struct srd_cq_attr {
-	uint32_t depth;			/* from srd_cq_depth() */
+struct srd_dev_cq_attr {
+	uint32_t depth;			/* from srd_dev_cq_depth() */
 	unsigned int batch;
 	bool force_legacy;		/* tests: poll with ibv_poll_cq */
 	void *arg;
 };
 
-struct srd_cq {
-	struct srd_device *dev;
+struct srd_dev_cq {
+	struct srd_dev *dev;
 	struct ibv_cq_ex *cqx;		/* NULL for a legacy CQ */
 	struct ibv_cq *cq;
-	const struct srd_cq_ops *ops;
+	const struct srd_dev_cq_ops *ops;
 	void *arg;
 	unsigned int batch;
 	uint32_t depth;
-	int (*poll)(struct srd_cq *cq);	/* chosen once at open */
+	int (*poll)(struct srd_dev_cq *cq);	/* chosen once at open */
 	struct ibv_wc *wc;		/* batch array, legacy path only */
 };
 
 /* For callback tables that do not care about some events. */
-extern const srd_wc_cb srd_cq_wc_ignore;
-extern const srd_batch_cb srd_cq_batch_ignore;
+extern const srd_dev_wc_cb srd_dev_cq_wc_ignore;
+extern const srd_dev_batch_cb srd_dev_cq_batch_ignore;
 
 /* Every work request that can be outstanding at once, each able to make one
  * completion, plus the unsolicited ones (RDMA write with immediate data). */
-uint32_t srd_cq_depth(uint32_t sq_depth, uint32_t rq_depth, uint32_t n_qps,
-		      uint32_t unsolicited, uint32_t max_cqe);
+uint32_t srd_dev_cq_depth(uint32_t sq_depth, uint32_t rq_depth, uint32_t n_qps,
+			  uint32_t unsolicited, uint32_t max_cqe);
 
-int srd_cq_open(struct srd_device *dev, const struct srd_cq_attr *attr,
-		const struct srd_cq_ops *ops, struct srd_cq **cq_out);
+int srd_dev_cq_open(struct srd_dev *dev, const struct srd_dev_cq_attr *attr,
+		    const struct srd_dev_cq_ops *ops, struct srd_dev_cq **cq_out);
 /* Wrap a CQ created elsewhere (tests, softsrd-created CQs). */
-int srd_cq_init(struct srd_cq *cq, struct ibv_cq_ex *cqx, struct ibv_cq *legacy,
-		const struct srd_cq_attr *attr, const struct srd_cq_ops *ops);
-void srd_cq_fini(struct srd_cq *cq);
-void srd_cq_close(struct srd_cq *cq);
+int srd_dev_cq_init(struct srd_dev_cq *cq, struct ibv_cq_ex *cqx, struct ibv_cq *legacy,
+		    const struct srd_dev_cq_attr *attr, const struct srd_dev_cq_ops *ops);
+void srd_dev_cq_fini(struct srd_dev_cq *cq);
+void srd_dev_cq_close(struct srd_dev_cq *cq);
 
 /* One batch: returns completions handled (0 when empty) or a negative error. */
-static inline int srd_cq_poll(struct srd_cq *cq)
+static inline int srd_dev_cq_poll(struct srd_dev_cq *cq)
 {
 	return cq->poll(cq);
 }
 
-#endif /* SRD_H */
+#endif /* SRD_DEV_H */

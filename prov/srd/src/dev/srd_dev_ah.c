@@ -14,7 +14,7 @@
 
 #define SRD_AHN_UNKNOWN 0xffff
 
-static uint16_t srd_ah_number(struct srd_device *dev, struct ibv_ah *ibv_ah)
+static uint16_t srd_dev_ah_number(struct srd_dev *dev, struct ibv_ah *ibv_ah)
 {
 	struct efadv_ah_attr attr;
 
@@ -26,8 +26,8 @@ static uint16_t srd_ah_number(struct srd_device *dev, struct ibv_ah *ibv_ah)
 	return attr.ahn;
 }
 
-static struct ibv_ah *srd_ah_create(struct srd_device *dev,
-				    const union ibv_gid *gid)
+static struct ibv_ah *srd_dev_ah_create(struct srd_dev *dev,
+					const union ibv_gid *gid)
 {
 	struct ibv_ah_attr attr;
 
@@ -38,10 +38,10 @@ static struct ibv_ah *srd_ah_create(struct srd_device *dev,
 	return dev->verbs->create_ah(dev->pd, &attr);
 }
 
-static int srd_ah_get_locked(struct srd_device *dev, const union ibv_gid *gid,
-			     struct srd_ah **ah_out)
+static int srd_dev_ah_get_locked(struct srd_dev *dev, const union ibv_gid *gid,
+				 struct srd_dev_ah **ah_out)
 {
-	struct srd_ah *ah;
+	struct srd_dev_ah *ah;
 
 	HASH_FIND(hh, dev->ah_by_gid, gid, sizeof(*gid), ah);
 	if (ah) {
@@ -53,7 +53,7 @@ static int srd_ah_get_locked(struct srd_device *dev, const union ibv_gid *gid,
 	if (!ah)
 		return -FI_ENOMEM;
 	ah->gid = *gid;
-	ah->ibv_ah = srd_ah_create(dev, gid);
+	ah->ibv_ah = srd_dev_ah_create(dev, gid);
 	if (!ah->ibv_ah) {
 		int err = errno ? errno : EINVAL;
 
@@ -64,25 +64,25 @@ static int srd_ah_get_locked(struct srd_device *dev, const union ibv_gid *gid,
 		free(ah);
 		return -err;
 	}
-	ah->ahn = srd_ah_number(dev, ah->ibv_ah);
+	ah->ahn = srd_dev_ah_number(dev, ah->ibv_ah);
 	ah->refcnt = 1;
 	HASH_ADD(hh, dev->ah_by_gid, gid, sizeof(ah->gid), ah);
 	*ah_out = ah;
 	return 0;
 }
 
-int srd_ah_get(struct srd_device *dev, const union ibv_gid *gid,
-	       struct srd_ah **ah_out)
+int srd_dev_ah_get(struct srd_dev *dev, const union ibv_gid *gid,
+		   struct srd_dev_ah **ah_out)
 {
 	int ret;
 
 	pthread_mutex_lock(&dev->ah_lock);
-	ret = srd_ah_get_locked(dev, gid, ah_out);
+	ret = srd_dev_ah_get_locked(dev, gid, ah_out);
 	pthread_mutex_unlock(&dev->ah_lock);
 	return ret;
 }
 
-void srd_ah_put(struct srd_device *dev, struct srd_ah *ah)
+void srd_dev_ah_put(struct srd_dev *dev, struct srd_dev_ah *ah)
 {
 	pthread_mutex_lock(&dev->ah_lock);
 	if (--ah->refcnt == 0) {

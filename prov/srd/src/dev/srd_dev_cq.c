@@ -20,8 +20,8 @@
 #define SRD_CQ_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | \
 			 IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP)
 
-uint32_t srd_cq_depth(uint32_t sq_depth, uint32_t rq_depth, uint32_t n_qps,
-		      uint32_t unsolicited, uint32_t max_cqe)
+uint32_t srd_dev_cq_depth(uint32_t sq_depth, uint32_t rq_depth, uint32_t n_qps,
+			  uint32_t unsolicited, uint32_t max_cqe)
 {
 	uint64_t depth = ((uint64_t)sq_depth + rq_depth) * (n_qps ? n_qps : 1) +
 			 unsolicited;
@@ -36,10 +36,10 @@ uint32_t srd_cq_depth(uint32_t sq_depth, uint32_t rq_depth, uint32_t n_qps,
 	return depth > UINT32_MAX ? UINT32_MAX : (uint32_t)depth;
 }
 
-static void srd_cq_dispatch(struct srd_cq *cq, const struct srd_wc *wc)
+static void srd_dev_cq_dispatch(struct srd_dev_cq *cq, const struct srd_dev_wc *wc)
 {
-	const struct srd_cq_ops *ops = cq->ops;
-	srd_wc_cb cb;
+	const struct srd_dev_cq_ops *ops = cq->ops;
+	srd_dev_wc_cb cb;
 
 	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS)) {
 		ops->on_error(cq, wc, cq->arg);
@@ -51,7 +51,7 @@ static void srd_cq_dispatch(struct srd_cq *cq, const struct srd_wc *wc)
 }
 
 /* Only wr_id, status, qp_num and vendor_err are valid on an error. */
-static void srd_cq_read_ex(struct ibv_cq_ex *cqx, struct srd_wc *wc)
+static void srd_dev_cq_read_ex(struct ibv_cq_ex *cqx, struct srd_dev_wc *wc)
 {
 	wc->wr_id = cqx->wr_id;
 	wc->status = cqx->status;
@@ -69,11 +69,11 @@ static void srd_cq_read_ex(struct ibv_cq_ex *cqx, struct srd_wc *wc)
 		       be32toh(ibv_wc_read_imm_data(cqx)) : 0;
 }
 
-static int srd_cq_poll_ex(struct srd_cq *cq)
+static int srd_dev_cq_poll_ex(struct srd_dev_cq *cq)
 {
 	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
 	struct ibv_cq_ex *cqx = cq->cqx;
-	struct srd_wc wc;
+	struct srd_dev_wc wc;
 	int n = 0, ret;
 
 	ret = ibv_start_poll(cqx, &attr);
@@ -83,8 +83,8 @@ static int srd_cq_poll_ex(struct srd_cq *cq)
 		return ret == ENOENT ? 0 : -ret;
 	}
 	for (;;) {
-		srd_cq_read_ex(cqx, &wc);
-		srd_cq_dispatch(cq, &wc);
+		srd_dev_cq_read_ex(cqx, &wc);
+		srd_dev_cq_dispatch(cq, &wc);
 		if (++n == (int)cq->batch)
 			break;
 		ret = ibv_next_poll(cqx);
@@ -98,7 +98,7 @@ static int srd_cq_poll_ex(struct srd_cq *cq)
 	return n;
 }
 
-static void srd_cq_read_wc(const struct ibv_wc *in, struct srd_wc *wc)
+static void srd_dev_cq_read_wc(const struct ibv_wc *in, struct srd_dev_wc *wc)
 {
 	wc->wr_id = in->wr_id;
 	wc->status = in->status;
@@ -111,9 +111,9 @@ static void srd_cq_read_wc(const struct ibv_wc *in, struct srd_wc *wc)
 	wc->imm_data = (in->wc_flags & IBV_WC_WITH_IMM) ? be32toh(in->imm_data) : 0;
 }
 
-static int srd_cq_poll_legacy(struct srd_cq *cq)
+static int srd_dev_cq_poll_legacy(struct srd_dev_cq *cq)
 {
-	struct srd_wc wc;
+	struct srd_dev_wc wc;
 	int i, n;
 
 	n = ibv_poll_cq(cq->cq, (int)cq->batch, cq->wc);
@@ -122,37 +122,37 @@ static int srd_cq_poll_legacy(struct srd_cq *cq)
 		return -FI_EIO;
 	}
 	for (i = 0; i < n; i++) {
-		srd_cq_read_wc(&cq->wc[i], &wc);
-		srd_cq_dispatch(cq, &wc);
+		srd_dev_cq_read_wc(&cq->wc[i], &wc);
+		srd_dev_cq_dispatch(cq, &wc);
 	}
 	cq->ops->on_batch_end(cq, n, cq->arg);
 	return n;
 }
 
-static void srd_cq_ignore_wc(struct srd_cq *cq, const struct srd_wc *wc,
-			     void *arg)
+static void srd_dev_cq_ignore_wc(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
+				 void *arg)
 {
 	(void)cq;
 	(void)wc;
 	(void)arg;
 }
 
-static void srd_cq_ignore_batch(struct srd_cq *cq, int n, void *arg)
+static void srd_dev_cq_ignore_batch(struct srd_dev_cq *cq, int n, void *arg)
 {
 	(void)cq;
 	(void)n;
 	(void)arg;
 }
 
-static bool srd_cq_ops_ok(const struct srd_cq_ops *ops)
+static bool srd_dev_cq_ops_ok(const struct srd_dev_cq_ops *ops)
 {
 	return ops && ops->on_unknown && ops->on_error && ops->on_batch_end;
 }
 
-int srd_cq_init(struct srd_cq *cq, struct ibv_cq_ex *cqx, struct ibv_cq *legacy,
-		const struct srd_cq_attr *attr, const struct srd_cq_ops *ops)
+int srd_dev_cq_init(struct srd_dev_cq *cq, struct ibv_cq_ex *cqx, struct ibv_cq *legacy,
+		    const struct srd_dev_cq_attr *attr, const struct srd_dev_cq_ops *ops)
 {
-	if (!srd_cq_ops_ok(ops) || (!cqx && !legacy) || !attr->batch ||
+	if (!srd_dev_cq_ops_ok(ops) || (!cqx && !legacy) || !attr->batch ||
 	    attr->batch > SRD_CQ_BATCH_MAX) {
 		FI_WARN(&srd_prov, FI_LOG_CQ,
 			"CQ setup: need a CQ, callbacks for unknown/error/batch end "
@@ -169,23 +169,23 @@ int srd_cq_init(struct srd_cq *cq, struct ibv_cq_ex *cqx, struct ibv_cq *legacy,
 	cq->cq = cqx ? ibv_cq_ex_to_cq(cqx) : legacy;
 
 	if (cqx && cqx->start_poll && !attr->force_legacy) {
-		cq->poll = srd_cq_poll_ex;
+		cq->poll = srd_dev_cq_poll_ex;
 		return 0;
 	}
 	cq->wc = calloc(cq->batch, sizeof(*cq->wc));
 	if (!cq->wc)
 		return -FI_ENOMEM;
-	cq->poll = srd_cq_poll_legacy;
+	cq->poll = srd_dev_cq_poll_legacy;
 	return 0;
 }
 
-void srd_cq_fini(struct srd_cq *cq)
+void srd_dev_cq_fini(struct srd_dev_cq *cq)
 {
 	free(cq->wc);
 	cq->wc = NULL;
 }
 
-static struct ibv_cq_ex *srd_cq_create(struct srd_device *dev, uint32_t *depth)
+static struct ibv_cq_ex *srd_dev_cq_create(struct srd_dev *dev, uint32_t *depth)
 {
 	struct ibv_cq_init_attr_ex ca;
 	struct ibv_cq_ex *cqx;
@@ -204,25 +204,25 @@ static struct ibv_cq_ex *srd_cq_create(struct srd_device *dev, uint32_t *depth)
 	}
 }
 
-int srd_cq_open(struct srd_device *dev, const struct srd_cq_attr *attr,
-		const struct srd_cq_ops *ops, struct srd_cq **cq_out)
+int srd_dev_cq_open(struct srd_dev *dev, const struct srd_dev_cq_attr *attr,
+		    const struct srd_dev_cq_ops *ops, struct srd_dev_cq **cq_out)
 {
-	struct srd_cq_attr a = *attr;
+	struct srd_dev_cq_attr a = *attr;
 	struct ibv_cq_ex *cqx;
-	struct srd_cq *cq;
+	struct srd_dev_cq *cq;
 	int ret;
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
-	cqx = srd_cq_create(dev, &a.depth);
+	cqx = srd_dev_cq_create(dev, &a.depth);
 	if (!cqx) {
 		ret = errno ? -errno : -FI_EIO;
 		FI_WARN(&srd_prov, FI_LOG_CQ, "%s: ibv_create_cq_ex(%u): %s\n",
 			dev->name, a.depth, strerror(-ret));
 		goto free_cq;
 	}
-	ret = srd_cq_init(cq, cqx, NULL, &a, ops);
+	ret = srd_dev_cq_init(cq, cqx, NULL, &a, ops);
 	if (ret)
 		goto destroy_cqx;
 	cq->dev = dev;
@@ -236,15 +236,15 @@ free_cq:
 	return ret;
 }
 
-void srd_cq_close(struct srd_cq *cq)
+void srd_dev_cq_close(struct srd_dev_cq *cq)
 {
 	if (!cq)
 		return;
-	srd_cq_fini(cq);
+	srd_dev_cq_fini(cq);
 	cq->dev->verbs->destroy_cq(cq->cq);
 	free(cq);
 }
 
 /* Callbacks for tables that do not care about some events. */
-const srd_wc_cb srd_cq_wc_ignore = srd_cq_ignore_wc;
-const srd_batch_cb srd_cq_batch_ignore = srd_cq_ignore_batch;
+const srd_dev_wc_cb srd_dev_cq_wc_ignore = srd_dev_cq_ignore_wc;
+const srd_dev_batch_cb srd_dev_cq_batch_ignore = srd_dev_cq_ignore_batch;

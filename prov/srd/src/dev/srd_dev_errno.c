@@ -6,7 +6,6 @@
  * when the device gave a known one.
  */
 #include "weft/compat.h"
-#include "weft/core.h"
 #include "srd_dev.h"
 
 #include <rdma/fi_errno.h>
@@ -54,7 +53,7 @@ static const struct srd_err_desc srd_efa_io_desc[SRD_EFA_IO_MAX] = {
 		"remote device lacks a feature this operation needs" },
 };
 
-static const struct srd_err_desc srd_wc_desc[] = {
+static const struct srd_err_desc srd_dev_wc_desc[] = {
 	[IBV_WC_SUCCESS] = { 0, "success" },
 	[IBV_WC_LOC_LEN_ERR] = { FI_EMSGSIZE,
 		"local length error: message longer than the buffer or the device limit" },
@@ -100,16 +99,16 @@ static bool srd_vendor_known(uint32_t vendor_err)
 	return vendor_err > SRD_EFA_IO_OK && vendor_err < SRD_EFA_IO_MAX;
 }
 
-void srd_wc_err_map(enum ibv_wc_status status, uint32_t vendor_err,
-		    struct srd_wc_err *out)
+void srd_dev_wc_err_map(enum ibv_wc_status status, uint32_t vendor_err,
+			struct srd_dev_wc_err *out)
 {
 	if (srd_vendor_known(vendor_err)) {
 		out->err = srd_efa_io_desc[vendor_err].err;
 		out->prov_errno = (int)vendor_err;
 		return;
 	}
-	if ((unsigned int)status < WEFT_ARRAY_SIZE(srd_wc_desc)) {
-		out->err = srd_wc_desc[status].err;
+	if ((unsigned int)status < WEFT_ARRAY_SIZE(srd_dev_wc_desc)) {
+		out->err = srd_dev_wc_desc[status].err;
 		out->prov_errno = SRD_PROV_ERRNO_WC_BASE + (int)status;
 		return;
 	}
@@ -117,19 +116,19 @@ void srd_wc_err_map(enum ibv_wc_status status, uint32_t vendor_err,
 	out->prov_errno = SRD_PROV_ERRNO_WC_BASE + (int)status;
 }
 
-bool srd_wc_err_is_rnr(enum ibv_wc_status status, uint32_t vendor_err)
+bool srd_dev_wc_err_is_rnr(enum ibv_wc_status status, uint32_t vendor_err)
 {
 	if (srd_vendor_known(vendor_err))
 		return vendor_err == SRD_EFA_IO_REMOTE_RNR;
 	return status == IBV_WC_RNR_RETRY_EXC_ERR;
 }
 
-void srd_cq_err_fill(const struct srd_wc *wc, void *op_context,
-		     uint64_t flags, struct fi_cq_err_entry *entry)
+void srd_dev_cq_err_fill(const struct srd_dev_wc *wc, void *op_context,
+			 uint64_t flags, struct fi_cq_err_entry *entry)
 {
-	struct srd_wc_err m;
+	struct srd_dev_wc_err m;
 
-	srd_wc_err_map(wc->status, wc->vendor_err, &m);
+	srd_dev_wc_err_map(wc->status, wc->vendor_err, &m);
 	entry->op_context = op_context;
 	entry->flags = flags;
 	entry->len = 0;
@@ -141,7 +140,7 @@ void srd_cq_err_fill(const struct srd_wc *wc, void *op_context,
 	entry->prov_errno = m.prov_errno;
 }
 
-const char *srd_prov_strerror(int prov_errno)
+const char *srd_dev_prov_strerror(int prov_errno)
 {
 	int wc = prov_errno - SRD_PROV_ERRNO_WC_BASE;
 
@@ -151,90 +150,20 @@ const char *srd_prov_strerror(int prov_errno)
 		return "peer lost: it became unreachable or closed its endpoint while this transfer waited for it";
 	if (prov_errno > SRD_EFA_IO_OK && prov_errno < SRD_EFA_IO_MAX)
 		return srd_efa_io_desc[prov_errno].text;
-	if (wc >= 0 && (size_t)wc < WEFT_ARRAY_SIZE(srd_wc_desc) &&
-	    srd_wc_desc[wc].text)
-		return srd_wc_desc[wc].text;
+	if (wc >= 0 && (size_t)wc < WEFT_ARRAY_SIZE(srd_dev_wc_desc) &&
+	    srd_dev_wc_desc[wc].text)
+		return srd_dev_wc_desc[wc].text;
 	return "unknown device error";
 }
 
-const char *srd_err_format(int prov_errno, const char *peer, char *buf,
-			   size_t len)
+const char *srd_dev_err_format(int prov_errno, const char *peer, char *buf,
+			       size_t len)
 {
-	const char *text = srd_prov_strerror(prov_errno);
+	const char *text = srd_dev_prov_strerror(prov_errno);
 
 	if (!buf || !len)
 		return text;
 	if (peer && *peer)
-		snprintf(buf, len, "peer %s: %s (prov_errno %d)", peer, text,
-			 prov_errno);
-	else
-		snprintf(buf, len, "%s (prov_errno %d)", text, prov_errno);
-	return buf;
-}
-
-void srd_err_data_init(struct srd_err_data *d, int err, int prov_errno,
-		       const struct srd_ep_name *peer, uint64_t fi_addr)
-{
-	memset(d, 0, sizeof(*d));
-	d->magic = SRD_ERR_DATA_MAGIC;
-	d->size = sizeof(*d);
-	d->err = err;
-	d->prov_errno = prov_errno;
-	d->fi_addr = fi_addr;
-	if (fi_addr != FI_ADDR_NOTAVAIL)
-		d->flags |= SRD_ERR_DATA_F_ADDR;
-	if (peer) {
-		d->peer = *peer;
-		d->flags |= SRD_ERR_DATA_F_PEER;
-	}
-}
-
-static const struct srd_err_data *srd_err_data_get(const void *err_data)
-{
-	const struct srd_err_data *d = err_data;
-
-	if (!d || d->magic != SRD_ERR_DATA_MAGIC || d->size < sizeof(*d))
-		return NULL;
-	return d;
-}
-
-/* "peer srd://.../qpn=N/qkey=0x.. (fi_addr 3)" or "" */
-static void srd_err_peer_str(const struct srd_err_data *d, char *buf,
-			     size_t len)
-{
-	char name[96];
-	size_t n;
-
-	buf[0] = '\0';
-	if (!d || !(d->flags & SRD_ERR_DATA_F_PEER))
-		return;
-	if (srd_ep_name_str(&d->peer, name, sizeof(name)))
-		snprintf(name, sizeof(name), "qpn %u", d->peer.qpn);
-	snprintf(buf, len, "%s", name);
-	n = strlen(buf);
-	if (d->flags & SRD_ERR_DATA_F_ADDR)
-		snprintf(buf + n, len - n, " (fi_addr %llu)",
-			 (unsigned long long)d->fi_addr);
-}
-
-const char *srd_strerror(int prov_errno, const void *err_data, char *buf,
-			 size_t len)
-{
-	const struct srd_err_data *d = srd_err_data_get(err_data);
-	char peer[128], cause[160];
-	const char *text = srd_prov_strerror(prov_errno);
-
-	if (!buf || !len) {
-		buf = weft_thread_buf(WEFT_TBUF_STRERROR);
-		len = WEFT_TBUF_SIZE;
-	}
-	if (prov_errno == 0 && d && d->err) {
-		snprintf(cause, sizeof(cause), "%s (found by the provider)",
-			 fi_strerror(d->err));
-		text = cause;
-	}
-	srd_err_peer_str(d, peer, sizeof(peer));
-	if (peer[0])
 		snprintf(buf, len, "peer %s: %s (prov_errno %d)", peer, text,
 			 prov_errno);
 	else

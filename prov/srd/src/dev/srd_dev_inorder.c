@@ -12,8 +12,8 @@
 
 #include <stdlib.h>
 
-static int srd_inorder_query_op(struct srd_device *dev, struct srd_qp *qp,
-				enum ibv_wr_opcode op, const char *op_name)
+static int srd_dev_inorder_query_op(struct srd_dev *dev, struct srd_dev_qp *qp,
+				    enum ibv_wr_opcode op, const char *op_name)
 {
 	int ret, caps = SRD_INORDER_NONE;
 
@@ -35,11 +35,11 @@ static int srd_inorder_query_op(struct srd_device *dev, struct srd_qp *qp,
 	return caps;
 }
 
-static struct srd_inorder *srd_inorder_find(struct srd_device *dev,
-					    enum ibv_qp_type type,
-					    uint32_t driver_type)
+static struct srd_dev_inorder *srd_dev_inorder_find(struct srd_dev *dev,
+						    enum ibv_qp_type type,
+						    uint32_t driver_type)
 {
-	struct srd_inorder *io;
+	struct srd_dev_inorder *io;
 
 	for (io = dev->inorder; io; io = io->next)
 		if (io->qp_type == type && io->driver_qp_type == driver_type)
@@ -47,12 +47,12 @@ static struct srd_inorder *srd_inorder_find(struct srd_device *dev,
 	return NULL;
 }
 
-int srd_inorder_get(struct srd_device *dev, struct srd_qp *qp,
-		    const struct srd_inorder **out)
+int srd_dev_inorder_get(struct srd_dev *dev, struct srd_dev_qp *qp,
+			const struct srd_dev_inorder **out)
 {
-	struct srd_inorder *io;
+	struct srd_dev_inorder *io;
 
-	io = srd_inorder_find(dev, IBV_QPT_DRIVER, EFADV_QP_DRIVER_TYPE_SRD);
+	io = srd_dev_inorder_find(dev, IBV_QPT_DRIVER, EFADV_QP_DRIVER_TYPE_SRD);
 	if (io)
 		goto done;
 	io = calloc(1, sizeof(*io));
@@ -60,11 +60,11 @@ int srd_inorder_get(struct srd_device *dev, struct srd_qp *qp,
 		return -FI_ENOMEM;
 	io->qp_type = IBV_QPT_DRIVER;
 	io->driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD;
-	io->send = srd_inorder_query_op(dev, qp, IBV_WR_SEND, "SEND");
+	io->send = srd_dev_inorder_query_op(dev, qp, IBV_WR_SEND, "SEND");
 	/* Without RDMA write there are no writes to land in order. */
 	io->rdma_write = dev->caps.rdma_write ?
-			 srd_inorder_query_op(dev, qp, IBV_WR_RDMA_WRITE,
-					      "RDMA_WRITE") :
+			 srd_dev_inorder_query_op(dev, qp, IBV_WR_RDMA_WRITE,
+						  "RDMA_WRITE") :
 			 SRD_INORDER_NONE;
 	io->next = dev->inorder;
 	dev->inorder = io;
@@ -73,9 +73,9 @@ done:
 	return 0;
 }
 
-void srd_inorder_free(struct srd_device *dev)
+void srd_dev_inorder_free(struct srd_dev *dev)
 {
-	struct srd_inorder *io, *next;
+	struct srd_dev_inorder *io, *next;
 
 	for (io = dev->inorder; io; io = next) {
 		next = io->next;
@@ -93,9 +93,9 @@ static enum srd_ring_flavour srd_ring_for(int write_caps)
 	return SRD_RING_NONE;
 }
 
-void srd_poll_choose(enum srd_poll_req req, const struct srd_inorder *io,
-		     const struct srd_device_caps *caps, bool relaxed_mr,
-		     struct srd_poll_choice *out)
+void srd_dev_poll_choose(enum srd_poll_req req, const struct srd_dev_inorder *io,
+			 const struct srd_dev_caps *caps, bool relaxed_mr,
+			 struct srd_dev_poll_choice *out)
 {
 	/* The device's promise holds only for CPU reads of memory that is not
 	 * registered with relaxed ordering. */
@@ -127,7 +127,7 @@ void srd_poll_choose(enum srd_poll_req req, const struct srd_inorder *io,
 	out->ring = ring;
 }
 
-const char *srd_poll_mode_str(enum srd_poll_mode mode)
+const char *srd_dev_poll_mode_str(enum srd_poll_mode mode)
 {
 	return mode == SRD_POLL_DATA ? "data" : "completion";
 }

@@ -10,6 +10,8 @@
 #include "weft/compat.h"
 #include "srd_dev.h"
 
+#include <endian.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +20,8 @@
 #include <unistd.h>
 
 #define SRD_QP_MIN_DEPTH 16
-#define SRD_QKEY_MASK 0x7fffffffu	/* the top bit marks privileged qkeys */
-#define SRD_QPN_MASK 0xffffffu		/* QP numbers are 24 bits */
 
-uint64_t srd_qp_send_ops_flags(const struct srd_device_caps *caps)
+uint64_t srd_dev_qp_send_ops_flags(const struct srd_dev_caps *caps)
 {
 	uint64_t flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 
@@ -42,12 +42,12 @@ static uint32_t srd_qkey_random(void)
 		return (key & SRD_QKEY_MASK) ? key & SRD_QKEY_MASK : 1;
 	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^
 	       (uint64_t)(uintptr_t)&key;
-	key = (uint32_t)srd_rng_next(&seed) & SRD_QKEY_MASK;
+	key = (uint32_t)srd_dev_rng_next(&seed) & SRD_QKEY_MASK;
 	return key ? key : 1;
 }
 
-static bool srd_qp_unsolicited_ok(const struct srd_device *dev,
-				  const struct srd_qp_attr *attr)
+static bool srd_dev_qp_unsolicited_ok(const struct srd_dev *dev,
+				      const struct srd_dev_qp_attr *attr)
 {
 #if WEFT_HAVE_EFADV_QP_FLAGS && WEFT_HAVE_UNSOLICITED_WRITE_RECV
 	return attr->want_unsolicited_write_recv &&
@@ -59,19 +59,19 @@ static bool srd_qp_unsolicited_ok(const struct srd_device *dev,
 #endif
 }
 
-struct srd_qp_try {
+struct srd_dev_qp_try {
 	uint32_t sq;
 	uint32_t rq;
 	bool sl;
 	bool unsolicited;
 };
 
-static struct ibv_qp *srd_qp_create_once(struct srd_qp *qp,
-					 const struct srd_settings *s,
-					 const struct srd_qp_attr *attr,
-					 const struct srd_qp_try *t)
+static struct ibv_qp *srd_dev_qp_create_once(struct srd_dev_qp *qp,
+					     const struct srd_settings *s,
+					     const struct srd_dev_qp_attr *attr,
+					     const struct srd_dev_qp_try *t)
 {
-	struct srd_device *dev = qp->dev;
+	struct srd_dev *dev = qp->dev;
 	struct ibv_qp_init_attr_ex ia;
 	struct efadv_qp_init_attr ea;
 
@@ -105,7 +105,7 @@ static struct ibv_qp *srd_qp_create_once(struct srd_qp *qp,
 }
 
 /* Whether to ask for the low-latency SL: only where the headers let us. */
-static bool srd_qp_want_sl(const struct srd_qp_attr *attr)
+static bool srd_dev_qp_want_sl(const struct srd_dev_qp_attr *attr)
 {
 #if WEFT_HAVE_EFADV_QP_SL
 	return attr->tclass == FI_TC_LOW_LATENCY;
@@ -115,19 +115,19 @@ static bool srd_qp_want_sl(const struct srd_qp_attr *attr)
 #endif
 }
 
-static int srd_qp_create_ibv(struct srd_qp *qp, const struct srd_settings *s,
-			     const struct srd_qp_attr *attr)
+static int srd_dev_qp_create_ibv(struct srd_dev_qp *qp, const struct srd_settings *s,
+				 const struct srd_dev_qp_attr *attr)
 {
-	struct srd_qp_try t = {
+	struct srd_dev_qp_try t = {
 		.sq = attr->sq_depth,
 		.rq = attr->rq_depth,
-		.sl = srd_qp_want_sl(attr),
-		.unsolicited = srd_qp_unsolicited_ok(qp->dev, attr),
+		.sl = srd_dev_qp_want_sl(attr),
+		.unsolicited = srd_dev_qp_unsolicited_ok(qp->dev, attr),
 	};
 	int err;
 
 	for (;;) {
-		qp->ibv_qp = srd_qp_create_once(qp, s, attr, &t);
+		qp->ibv_qp = srd_dev_qp_create_once(qp, s, attr, &t);
 		if (qp->ibv_qp)
 			break;
 		err = errno ? errno : EIO;
@@ -159,8 +159,8 @@ static int srd_qp_create_ibv(struct srd_qp *qp, const struct srd_settings *s,
 	return 0;
 }
 
-static int srd_qp_modify(struct srd_qp *qp, struct ibv_qp_attr *a, int mask,
-			 const char *step)
+static int srd_dev_qp_modify(struct srd_dev_qp *qp, struct ibv_qp_attr *a, int mask,
+			     const char *step)
 {
 	int ret = qp->dev->verbs->modify_qp(qp->ibv_qp, a, mask);
 
@@ -172,7 +172,7 @@ static int srd_qp_modify(struct srd_qp *qp, struct ibv_qp_attr *a, int mask,
 	return ret;
 }
 
-static int srd_qp_to_rts(struct srd_qp *qp, const struct srd_settings *s)
+static int srd_dev_qp_to_rts(struct srd_dev_qp *qp, const struct srd_settings *s)
 {
 	struct ibv_qp_attr a;
 	int mask, ret;
@@ -182,14 +182,14 @@ static int srd_qp_to_rts(struct srd_qp *qp, const struct srd_settings *s)
 	a.pkey_index = 0;
 	a.port_num = qp->dev->caps.port_num;
 	a.qkey = qp->qkey;
-	ret = srd_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_QKEY, "INIT");
+	ret = srd_dev_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_QKEY, "INIT");
 	if (ret)
 		return ret;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	ret = srd_qp_modify(qp, &a, IBV_QP_STATE, "RTR");
+	ret = srd_dev_qp_modify(qp, &a, IBV_QP_STATE, "RTR");
 	if (ret)
 		return ret;
 
@@ -202,13 +202,13 @@ static int srd_qp_to_rts(struct srd_qp *qp, const struct srd_settings *s)
 		a.rnr_retry = s->rnr_retry;
 		mask |= IBV_QP_RNR_RETRY;
 	}
-	return srd_qp_modify(qp, &a, mask, "RTS");
+	return srd_dev_qp_modify(qp, &a, mask, "RTS");
 }
 
-int srd_qp_create(struct srd_device *dev, const struct srd_settings *s,
-		  const struct srd_qp_attr *attr, struct srd_qp **qp_out)
+int srd_dev_qp_create(struct srd_dev *dev, const struct srd_settings *s,
+		      const struct srd_dev_qp_attr *attr, struct srd_dev_qp **qp_out)
 {
-	struct srd_qp *qp;
+	struct srd_dev_qp *qp;
 	int ret;
 
 	if (!attr->sq_depth || !attr->rq_depth || !attr->send_cq ||
@@ -222,12 +222,12 @@ int srd_qp_create(struct srd_device *dev, const struct srd_settings *s,
 		return -FI_ENOMEM;
 	qp->dev = dev;
 	qp->qkey = srd_qkey_random();
-	qp->send_ops_flags = srd_qp_send_ops_flags(&dev->caps);
+	qp->send_ops_flags = srd_dev_qp_send_ops_flags(&dev->caps);
 
-	ret = srd_qp_create_ibv(qp, s, attr);
+	ret = srd_dev_qp_create_ibv(qp, s, attr);
 	if (ret)
 		goto free_qp;
-	ret = srd_qp_to_rts(qp, s);
+	ret = srd_dev_qp_to_rts(qp, s);
 	if (ret)
 		goto destroy_ibv_qp;
 	qp->qpx = dev->verbs->qp_to_qp_ex(qp->ibv_qp);
@@ -247,7 +247,7 @@ free_qp:
 	return ret;
 }
 
-void srd_qp_destroy(struct srd_qp *qp)
+void srd_dev_qp_destroy(struct srd_dev_qp *qp)
 {
 	if (!qp)
 		return;
@@ -255,7 +255,7 @@ void srd_qp_destroy(struct srd_qp *qp)
 	free(qp);
 }
 
-static const char *srd_qp_state_str(enum ibv_qp_state st)
+static const char *srd_dev_qp_state_str(enum ibv_qp_state st)
 {
 	static const char *const names[] = {
 		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
@@ -269,7 +269,7 @@ static const char *srd_qp_state_str(enum ibv_qp_state st)
 	return "UNKNOWN";
 }
 
-int srd_qp_describe(struct srd_qp *qp, char *buf, size_t len)
+int srd_dev_qp_describe(struct srd_dev_qp *qp, char *buf, size_t len)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr a;
@@ -287,58 +287,57 @@ int srd_qp_describe(struct srd_qp *qp, char *buf, size_t len)
 		return ret;
 	}
 	snprintf(buf, len, "qpn %u state %s qkey 0x%x sq %u rq %u%s",
-		 qp->ibv_qp->qp_num, srd_qp_state_str(a.qp_state), a.qkey,
+		 qp->ibv_qp->qp_num, srd_dev_qp_state_str(a.qp_state), a.qkey,
 		 a.cap.max_send_wr, a.cap.max_recv_wr,
 		 qp->low_latency_sl ? " sl low-latency" : "");
 	return 0;
 }
 
-void srd_ep_name_build(const struct srd_qp *qp, struct srd_ep_name *name)
+int srd_dev_qp_post_rdma(struct srd_dev_qp *qp, uint64_t wr_id,
+			 const struct srd_dev_rdma *r,
+			 const struct srd_dev_ah *ah, uint32_t qpn,
+			 uint32_t qkey)
 {
-	memset(name, 0, sizeof(*name));
-	name->version = SRD_EP_NAME_VERSION;
-	name->qpn = qp->ibv_qp->qp_num;
-	name->qkey = qp->qkey;
-	memcpy(name->gid, qp->dev->caps.gid.raw, sizeof(name->gid));
+	struct ibv_qp_ex *qpx = qp->qpx;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	if (r->op == SRD_DEV_RDMA_READ)
+		ibv_wr_rdma_read(qpx, r->rkey, r->raddr);
+	else if (r->op == SRD_DEV_RDMA_WRITE)
+		ibv_wr_rdma_write(qpx, r->rkey, r->raddr);
+	else
+		ibv_wr_rdma_write_imm(qpx, r->rkey, r->raddr, htobe32(r->imm));
+	ibv_wr_set_sge(qpx, r->lkey, (uintptr_t)r->laddr, (uint32_t)r->len);
+	ibv_wr_set_ud_addr(qpx, ah->ibv_ah, qpn, qkey);
+	return ibv_wr_complete(qpx);
 }
 
-int srd_ep_name_parse(const void *buf, size_t len, struct srd_ep_name *name)
+const char *srd_dev_rdma_op_str(enum srd_dev_rdma_op op)
 {
-	if (!buf || len < sizeof(*name)) {
-		FI_WARN(&srd_prov, FI_LOG_AV,
-			"endpoint name of %zu bytes, need %zu\n", len,
-			sizeof(*name));
-		return -FI_EINVAL;
-	}
-	memcpy(name, buf, sizeof(*name));
-	if (name->version != SRD_EP_NAME_VERSION) {
-		FI_WARN(&srd_prov, FI_LOG_AV,
-			"endpoint name version %u, this build speaks %u\n",
-			name->version, SRD_EP_NAME_VERSION);
-		return -FI_EINVAL;
-	}
-	if (name->qpn & ~SRD_QPN_MASK) {
-		FI_WARN(&srd_prov, FI_LOG_AV, "endpoint name with qpn 0x%x\n",
-			name->qpn);
-		return -FI_EINVAL;
-	}
-	if (!name->qkey || (name->qkey & ~SRD_QKEY_MASK)) {
-		FI_WARN(&srd_prov, FI_LOG_AV, "endpoint name with qkey 0x%x\n",
-			name->qkey);
-		return -FI_EINVAL;
-	}
-	return 0;
+	static const char *const names[] = { "read", "write", "write-imm" };
+
+	return (size_t)op < WEFT_ARRAY_SIZE(names) ? names[op] : "unknown";
 }
 
-int srd_ep_name_str(const struct srd_ep_name *name, char *buf, size_t len)
+int srd_dev_qp_post_recv(struct srd_dev_qp *qp, uint32_t lkey, uint32_t len,
+			 const struct srd_dev_recv *r, uint32_t n)
 {
-	const uint8_t *g = name->gid;
-	int n;
+	struct ibv_recv_wr wr[SRD_DEV_RECV_BATCH], *bad;
+	struct ibv_sge sge[SRD_DEV_RECV_BATCH];
+	uint32_t i;
 
-	n = snprintf(buf, len,
-		     "srd://%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x/qpn=%u/qkey=0x%x",
-		     g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9],
-		     g[10], g[11], g[12], g[13], g[14], g[15], name->qpn,
-		     name->qkey);
-	return n < 0 || (size_t)n >= len ? -FI_ETOOSMALL : 0;
+	if (!n || n > SRD_DEV_RECV_BATCH)
+		return EINVAL;
+	for (i = 0; i < n; i++) {
+		sge[i].addr = (uintptr_t)r[i].addr;
+		sge[i].length = len;
+		sge[i].lkey = lkey;
+		wr[i].wr_id = r[i].wr_id;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	return ibv_post_recv(qp->ibv_qp, wr, &bad);
 }

@@ -10,7 +10,7 @@
 #include "weft/compat.h"
 #include "srd_dev.h"
 
-uint64_t srd_rng_next(uint64_t *state)
+uint64_t srd_dev_rng_next(uint64_t *state)
 {
 	/* xorshift64*: cheap, no libc state, good enough for jitter. */
 	uint64_t x = *state ? *state : 0x9e3779b97f4a7c15ULL;
@@ -22,19 +22,19 @@ uint64_t srd_rng_next(uint64_t *state)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
-static uint32_t srd_rnr_first_wait_us(uint64_t *rng)
+static uint32_t srd_dev_rnr_first_wait_us(uint64_t *rng)
 {
 	uint32_t span = SRD_RNR_START_MAX_US - SRD_RNR_START_MIN_US + 1;
 
-	return SRD_RNR_START_MIN_US + (uint32_t)(srd_rng_next(rng) % span);
+	return SRD_RNR_START_MIN_US + (uint32_t)(srd_dev_rng_next(rng) % span);
 }
 
-void srd_rnr_on_rnr(struct srd_rnr *r, uint64_t now_ns, uint64_t *rng)
+void srd_dev_rnr_on_rnr(struct srd_dev_rnr *r, uint64_t now_ns, uint64_t *rng)
 {
 	uint32_t wait;
 
 	if (!r->wait_us)
-		wait = srd_rnr_first_wait_us(rng);
+		wait = srd_dev_rnr_first_wait_us(rng);
 	else if (r->wait_us >= SRD_RNR_MAX_US / 2)
 		wait = SRD_RNR_MAX_US;
 	else
@@ -44,12 +44,12 @@ void srd_rnr_on_rnr(struct srd_rnr *r, uint64_t now_ns, uint64_t *rng)
 	r->events++;
 }
 
-int srd_rnr_check(const struct srd_rnr *r, uint64_t now_ns)
+int srd_dev_rnr_check(const struct srd_dev_rnr *r, uint64_t now_ns)
 {
 	return now_ns < r->until_ns ? -FI_EAGAIN : 0;
 }
 
-void srd_rnr_on_success(struct srd_rnr *r)
+void srd_dev_rnr_on_success(struct srd_dev_rnr *r)
 {
 	r->wait_us = 0;
 	r->until_ns = 0;

@@ -105,12 +105,12 @@ static int srd_rdma_query_qp_data_in_order(struct ibv_qp *qp,
 #if WEFT_HAVE_IN_ORDER_RETURN_CAPS
 	return srd_rdma.legacy.query_qp_data_in_order(qp, op, flags);
 #else
-	return srd_in_order_from_legacy(
+	return srd_dev_in_order_from_legacy(
 		srd_rdma.legacy.query_qp_data_in_order(qp, op, 0), flags);
 #endif
 }
 
-int srd_in_order_from_legacy(int legacy, uint32_t flags)
+int srd_dev_in_order_from_legacy(int legacy, uint32_t flags)
 {
 	if (!(flags & SRD_IN_ORDER_RETURN_CAPS) || legacy < 0)
 		return legacy;
@@ -239,7 +239,7 @@ err_ibverbs:
 	return -FI_ENOSYS;
 }
 
-const struct srd_verbs_ops *srd_verbs_rdma_ops(void)
+const struct srd_verbs_ops *srd_dev_verbs_rdma_ops(void)
 {
 	pthread_mutex_lock(&srd_rdma.lock);
 	if (!srd_rdma.tried) {
@@ -250,7 +250,7 @@ const struct srd_verbs_ops *srd_verbs_rdma_ops(void)
 	return srd_rdma.ok ? &srd_rdma.ops : NULL;
 }
 
-void srd_verbs_rdma_reset(void)
+void srd_dev_verbs_rdma_reset(void)
 {
 	pthread_mutex_lock(&srd_rdma.lock);
 	srd_rdma_unload();
@@ -259,9 +259,9 @@ void srd_verbs_rdma_reset(void)
 	pthread_mutex_unlock(&srd_rdma.lock);
 }
 
-void srd_verbs_rdma_set_sonames(const char *ibverbs, const char *efa)
+void srd_dev_verbs_rdma_set_sonames(const char *ibverbs, const char *efa)
 {
-	srd_verbs_rdma_reset();
+	srd_dev_verbs_rdma_reset();
 	srd_rdma.ibverbs_soname = ibverbs ? ibverbs : SRD_IBVERBS_SONAME;
 	srd_rdma.efa_soname = efa ? efa : SRD_EFA_SONAME;
 }

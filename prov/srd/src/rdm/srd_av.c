@@ -3,6 +3,8 @@
  * srd addresses in util's AV: the bytes are a struct srd_ep_name (GID,
  * QPN, QKEY); insert takes the shared address handle of the GID, remove
  * drops it. Reverse lookup (FI_SOURCE) is util's hash on the name bytes.
+ * The name format itself is here too: built from our QP, parsed (it comes
+ * from the application or the wire), printed as srd://<gid>/qpn=N/qkey=K.
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"
@@ -29,7 +31,7 @@ static int srd_av_insert(struct util_av *av, fi_addr_t fi_addr,
 	(void)fi_addr;
 	memcpy(&name, addr, sizeof(name));
 	memcpy(gid.raw, name.gid, sizeof(gid.raw));
-	return srd_ah_get(d->dev, &gid, &e->ah);
+	return srd_dev_ah_get(d->dev, &gid, &e->ah);
 }
 
 static void srd_av_remove(struct util_av *av, fi_addr_t fi_addr,
@@ -42,7 +44,7 @@ static void srd_av_remove(struct util_av *av, fi_addr_t fi_addr,
 	(void)fi_addr;
 	(void)addr;
 	if (e->ah)
-		srd_ah_put(d->dev, e->ah);
+		srd_dev_ah_put(d->dev, e->ah);
 	e->ah = NULL;
 }
 
@@ -70,3 +72,53 @@ const struct util_av_prov srd_av_prov = {
 	.remove = srd_av_remove,
 	.straddr = srd_av_straddr,
 };
+
+void srd_ep_name_build(const struct srd_dev_qp *qp, struct srd_ep_name *name)
+{
+	memset(name, 0, sizeof(*name));
+	name->version = SRD_EP_NAME_VERSION;
+	name->qpn = qp->ibv_qp->qp_num;
+	name->qkey = qp->qkey;
+	memcpy(name->gid, qp->dev->caps.gid.raw, sizeof(name->gid));
+}
+
+int srd_ep_name_parse(const void *buf, size_t len, struct srd_ep_name *name)
+{
+	if (!buf || len < sizeof(*name)) {
+		FI_WARN(&srd_prov, FI_LOG_AV,
+			"endpoint name of %zu bytes, need %zu\n", len,
+			sizeof(*name));
+		return -FI_EINVAL;
+	}
+	memcpy(name, buf, sizeof(*name));
+	if (name->version != SRD_EP_NAME_VERSION) {
+		FI_WARN(&srd_prov, FI_LOG_AV,
+			"endpoint name version %u, this build speaks %u\n",
+			name->version, SRD_EP_NAME_VERSION);
+		return -FI_EINVAL;
+	}
+	if (name->qpn & ~SRD_QPN_MASK) {
+		FI_WARN(&srd_prov, FI_LOG_AV, "endpoint name with qpn 0x%x\n",
+			name->qpn);
+		return -FI_EINVAL;
+	}
+	if (!name->qkey || (name->qkey & ~SRD_QKEY_MASK)) {
+		FI_WARN(&srd_prov, FI_LOG_AV, "endpoint name with qkey 0x%x\n",
+			name->qkey);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+int srd_ep_name_str(const struct srd_ep_name *name, char *buf, size_t len)
+{
+	const uint8_t *g = name->gid;
+	int n;
+
+	n = snprintf(buf, len,
+		     "srd://%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x/qpn=%u/qkey=0x%x",
+		     g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9],
+		     g[10], g[11], g[12], g[13], g[14], g[15], name->qpn,
+		     name->qkey);
+	return n < 0 || (size_t)n >= len ? -FI_ETOOSMALL : 0;
+}

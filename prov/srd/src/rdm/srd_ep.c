@@ -27,8 +27,8 @@ static void *srd_slab_alloc(size_t size)
 static int srd_slab_reg(struct srd_ep *ep, void *buf, size_t len,
 			struct ibv_mr **mr)
 {
-	*mr = ep->dev->verbs->reg_mr(ep->dev->pd, buf, len,
-				     IBV_ACCESS_LOCAL_WRITE);
+	*mr = srd_dev_reg_mr(ep->dev, buf, len,
+			     IBV_ACCESS_LOCAL_WRITE);
 	if (!*mr) {
 		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
 			"%s: registering %zu bytes of packet buffers: %s\n",
@@ -83,8 +83,8 @@ static int srd_ep_tx_slab(struct srd_ep *ep)
 
 static int srd_ep_qp_open(struct srd_ep *ep, const struct fi_info *info)
 {
-	struct srd_qp_attr qa;
-	struct srd_cq_attr ca;
+	struct srd_dev_qp_attr qa;
+	struct srd_dev_cq_attr ca;
 	int ret;
 
 	memset(&qa, 0, sizeof(qa));
@@ -93,16 +93,16 @@ static int srd_ep_qp_open(struct srd_ep *ep, const struct fi_info *info)
 		      (uint32_t)ep->pc.rx_size : SRD_RX_BUFS_MAX;
 	qa.tclass = info->tx_attr ? info->tx_attr->tclass : 0;
 	memset(&ca, 0, sizeof(ca));
-	ca.depth = srd_cq_depth(qa.sq_depth, qa.rq_depth, 1, 0,
-				ep->dev->caps.max_cqe);
+	ca.depth = srd_dev_cq_depth(qa.sq_depth, qa.rq_depth, 1, 0,
+				    ep->dev->caps.max_cqe);
 	ca.batch = srd_settings.cq_batch;
 	ca.arg = ep;
-	ret = srd_cq_open(ep->dev, &ca, &srd_ep_cq_ops, &ep->cq);
+	ret = srd_dev_cq_open(ep->dev, &ca, &srd_ep_cq_ops, &ep->cq);
 	if (ret)
 		return ret;
 	qa.send_cq = qa.recv_cq = ep->cq->cq;
 	qa.qp_context = ep;
-	ret = srd_qp_create(ep->dev, &srd_settings, &qa, &ep->qp);
+	ret = srd_dev_qp_create(ep->dev, &srd_settings, &qa, &ep->qp);
 	if (ret)
 		return ret;
 	srd_ep_name_build(ep->qp, &ep->name);
@@ -113,18 +113,18 @@ static void srd_ep_free(struct srd_ep *ep)
 {
 	/* The QP first: no work request may still point into what follows. */
 	if (ep->qp)
-		srd_qp_destroy(ep->qp);
+		srd_dev_qp_destroy(ep->qp);
 	srd_rma_ep_fini(ep);
 	srd_peers_free(ep);
 	srd_ring_ep_fini(ep);
 	srd_rx_fini(ep);
 	srd_tx_fini(ep);
 	if (ep->rx_mr)
-		ep->dev->verbs->dereg_mr(ep->rx_mr);
+		srd_dev_dereg_mr(ep->dev, ep->rx_mr);
 	if (ep->tx_mr)
-		ep->dev->verbs->dereg_mr(ep->tx_mr);
+		srd_dev_dereg_mr(ep->dev, ep->tx_mr);
 	if (ep->cq)
-		srd_cq_close(ep->cq);
+		srd_dev_cq_close(ep->cq);
 	free(ep->rx_slab);
 	free(ep->rxbufs);
 	free(ep->tx_slab);

@@ -4,7 +4,7 @@
  * the protocol choices that depend on the hardware.
  */
 #include "weft/compat.h"
-#include "../dev/srd_dev.h"
+#include "srd_rdm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +35,7 @@ static size_t srd_min_nz(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
-void srd_proto_caps_from_dev(const struct srd_device_caps *caps,
+void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
 			     struct srd_proto_caps *pc)
 {
 	memset(pc, 0, sizeof(*pc));
@@ -64,7 +64,7 @@ static void srd_info_set_str(char **dst, const char *src)
 	*dst = strdup(src);
 }
 
-void srd_info_fill(const struct srd_device_caps *caps, const char *dev_name,
+void srd_info_fill(const struct srd_dev_caps *caps, const char *dev_name,
 		   struct fi_info *info)
 {
 	struct srd_proto_caps pc;

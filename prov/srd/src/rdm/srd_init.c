@@ -10,41 +10,40 @@
 #include "weft/settings.h"
 #include "srd_rdm.h"
 #include "proto/srd_ring.h"
-#include "../../soft/softsrd.h"
 
 #include <pthread.h>
 #include <string.h>
 
-static pthread_mutex_t srd_dev_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct srd_device *srd_dev;
-static int srd_dev_err;		/* sticky: no device on this host */
+static pthread_mutex_t srd_shared_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct srd_dev *srd_shared_dev;
+static int srd_shared_dev_err;		/* sticky: no device on this host */
 
-struct srd_device *srd_device_get(int *err)
+struct srd_dev *srd_device_get(int *err)
 {
 	const struct srd_verbs_ops *verbs;
 
-	pthread_mutex_lock(&srd_dev_lock);
-	if (!srd_dev && !srd_dev_err) {
-		verbs = srd_verbs_select(srd_settings.device);
+	pthread_mutex_lock(&srd_shared_dev_lock);
+	if (!srd_shared_dev && !srd_shared_dev_err) {
+		verbs = srd_dev_verbs_select(srd_settings.device);
 		if (!verbs)
-			srd_dev_err = -FI_ENODATA;
+			srd_shared_dev_err = -FI_ENODATA;
 		else
-			srd_dev_err = srd_device_open(verbs,
+			srd_shared_dev_err = srd_dev_open(verbs,
 						      srd_settings.device_name,
-						      &srd_dev);
-		if (srd_dev_err)
-			srd_dev = NULL;
+						      &srd_shared_dev);
+		if (srd_shared_dev_err)
+			srd_shared_dev = NULL;
 	}
-	*err = srd_dev ? 0 : (srd_dev_err ? srd_dev_err : -FI_ENODATA);
-	pthread_mutex_unlock(&srd_dev_lock);
-	return srd_dev;
+	*err = srd_shared_dev ? 0 : (srd_shared_dev_err ? srd_shared_dev_err : -FI_ENODATA);
+	pthread_mutex_unlock(&srd_shared_dev_lock);
+	return srd_shared_dev;
 }
 
 static int srd_getinfo(uint32_t version, const char *node, const char *service,
 		       uint64_t flags, const struct fi_info *hints,
 		       struct fi_info **info)
 {
-	struct srd_device *dev;
+	struct srd_dev *dev;
 	struct fi_info *fi;
 	int err;
 
@@ -86,12 +85,12 @@ static int srd_getinfo(uint32_t version, const char *node, const char *service,
 
 static void srd_cleanup(void)
 {
-	pthread_mutex_lock(&srd_dev_lock);
-	if (srd_dev)
-		srd_device_close(srd_dev);
-	srd_dev = NULL;
-	srd_dev_err = 0;
-	pthread_mutex_unlock(&srd_dev_lock);
+	pthread_mutex_lock(&srd_shared_dev_lock);
+	if (srd_shared_dev)
+		srd_dev_close(srd_shared_dev);
+	srd_shared_dev = NULL;
+	srd_shared_dev_err = 0;
+	pthread_mutex_unlock(&srd_shared_dev_lock);
 }
 
 struct fi_provider srd_prov = {
@@ -209,21 +208,6 @@ static void srd_settings_define(void)
 	weft_settings_define(&srd_prov, srd_setting_table, SRD_SETTINGS_COUNT);
 }
 
-/* Which table a device setting means. auto never picks softsrd: a software
- * device must not stand in silently for missing hardware (DESIGN.md 4). */
-const struct srd_verbs_ops *srd_verbs_select(enum srd_device_sel sel)
-{
-	switch (sel) {
-	case SRD_DEVICE_AUTO:
-	case SRD_DEVICE_EFA:
-		return srd_verbs_rdma_ops();
-	case SRD_DEVICE_SOFT:
-		return &softsrd_verbs_ops;
-	default:
-		return NULL;
-	}
-}
-
 struct srd_settings srd_settings;
 
 /* srd_prov_init minus nothing: kept for the device-layer tests. */
@@ -231,7 +215,7 @@ struct fi_provider *srd_prov_init_device_only(void)
 {
 	srd_settings_define();
 	/* softsrd defines its FI_SRD_SOFT_* settings and logs under srd. */
-	softsrd_init(&srd_prov);
+	srd_dev_soft_init(&srd_prov);
 	srd_settings_read(&srd_settings);
 	return &srd_prov;
 }

@@ -42,7 +42,7 @@ static int srd_mr_close(struct fid *fid)
 	if (ret)
 		return ret;
 	if (mr->ibv)
-		mr->domain->dev->verbs->dereg_mr(mr->ibv);
+		srd_dev_dereg_mr(mr->domain->dev, mr->ibv);
 	mr->magic = 0;
 	free(mr);
 	return 0;
@@ -60,15 +60,15 @@ static const struct fi_ops srd_mr_fi_ops = {
 
 static int srd_mr_dev_reg(struct srd_mr *mr, const struct fi_mr_attr *attr)
 {
-	struct srd_device *dev = mr->domain->dev;
+	struct srd_dev *dev = mr->domain->dev;
 	void *base = attr->mr_iov[0].iov_base;
 	size_t len = attr->mr_iov[0].iov_len;
 
 	/* Devices refuse empty regions; an empty one needs no keys. */
 	if (!len)
 		return 0;
-	mr->ibv = dev->verbs->reg_mr(dev->pd, base, len,
-				     srd_mr_ibv_access(attr->access));
+	mr->ibv = srd_dev_reg_mr(dev, base, len,
+				 srd_mr_ibv_access(attr->access));
 	if (!mr->ibv) {
 		FI_WARN(&srd_prov, FI_LOG_MR,
 			"mr: device registration of %p+%zu failed: %s\n", base,
@@ -134,7 +134,7 @@ static int srd_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 
 dereg:
 	if (mr->ibv)
-		mr->domain->dev->verbs->dereg_mr(mr->ibv);
+		srd_dev_dereg_mr(mr->domain->dev, mr->ibv);
 close_util:
 	fi_close(&mr->util->fid);
 free_mr:
@@ -190,11 +190,11 @@ int srd_mr_desc_keys(void *desc, uint32_t *lkey, uint32_t *rkey)
 	return 0;
 }
 
-struct ibv_mr *srd_mr_reg_local(struct srd_device *dev, void *buf,
+struct ibv_mr *srd_mr_reg_local(struct srd_dev *dev, void *buf,
 				size_t len, int *err)
 {
-	struct ibv_mr *mr = dev->verbs->reg_mr(dev->pd, buf, len,
-					       IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *mr = srd_dev_reg_mr(dev, buf, len,
+					   IBV_ACCESS_LOCAL_WRITE);
 
 	if (!mr) {
 		FI_WARN(&srd_prov, FI_LOG_MR,
@@ -205,8 +205,8 @@ struct ibv_mr *srd_mr_reg_local(struct srd_device *dev, void *buf,
 	return mr;
 }
 
-void srd_mr_dereg_local(struct srd_device *dev, struct ibv_mr *mr)
+void srd_mr_dereg_local(struct srd_dev *dev, struct ibv_mr *mr)
 {
 	if (mr)
-		dev->verbs->dereg_mr(mr);
+		srd_dev_dereg_mr(dev, mr);
 }

@@ -40,8 +40,8 @@ static inline bool srd_mr_mode_hw_ok(uint64_t mr_mode)
 
 /* Register a local buffer for one operation (no desc given): slow path,
  * a device registration per call. NULL with *err set on failure. */
-struct ibv_mr *srd_mr_reg_local(struct srd_device *dev, void *buf,
+struct ibv_mr *srd_mr_reg_local(struct srd_dev *dev, void *buf,
 				size_t len, int *err);
-void srd_mr_dereg_local(struct srd_device *dev, struct ibv_mr *mr);
+void srd_mr_dereg_local(struct srd_dev *dev, struct ibv_mr *mr);
 
 #endif /* SRD_MR_H */

@@ -2,8 +2,8 @@
 /*
  * weft's endpoint options (include/weft/fi_ext_weft.h) for srd: what the
  * device promises about in-order data placement for sends and RDMA
- * writes, and the poll mode. The decision itself is srd_poll_choose's
- * (srd_inorder.c); this file only reports it.
+ * writes, and the poll mode. The decision itself is srd_dev_poll_choose's
+ * (srd_dev_inorder.c); this file only reports it.
  */
 #include "weft/compat.h"
 #include "weft/fi_ext_weft.h"
@@ -47,7 +47,7 @@ static int srd_opt_put_bool(bool v, void *optval, size_t *optlen)
 	return 0;
 }
 
-int srd_opt_get(const struct srd_poll_choice *c, int optname, void *optval,
+int srd_opt_get(const struct srd_dev_poll_choice *c, int optname, void *optval,
 		size_t *optlen)
 {
 	if (!optval || !optlen) {
@@ -87,7 +87,7 @@ static int srd_opt_require_128(int caps, const char *what, bool want)
 	return -FI_EOPNOTSUPP;
 }
 
-int srd_opt_set(const struct srd_poll_choice *c, int optname,
+int srd_opt_set(const struct srd_dev_poll_choice *c, int optname,
 		const void *optval, size_t optlen)
 {
 	switch (optname) {
@@ -118,9 +118,9 @@ int srd_opt_set(const struct srd_poll_choice *c, int optname,
 
 /* The endpoint's choice: what srd_ring_ep_init decided in data mode;
  * otherwise the device's answer with completion mode. */
-static int srd_opt_choice(struct srd_ep *ep, struct srd_poll_choice *c)
+static int srd_opt_choice(struct srd_ep *ep, struct srd_dev_poll_choice *c)
 {
-	const struct srd_inorder *io;
+	const struct srd_dev_inorder *io;
 	int ret;
 
 	if (ep->ring) {
@@ -132,10 +132,10 @@ static int srd_opt_choice(struct srd_ep *ep, struct srd_poll_choice *c)
 			"in-order options: endpoint has no queue pair yet\n");
 		return -FI_EOPBADSTATE;
 	}
-	ret = srd_inorder_get(ep->dev, ep->qp, &io);
+	ret = srd_dev_inorder_get(ep->dev, ep->qp, &io);
 	if (ret)
 		return ret;
-	srd_poll_choose(SRD_POLL_REQ_COMPLETION, io, &ep->dev->caps, false, c);
+	srd_dev_poll_choose(SRD_POLL_REQ_COMPLETION, io, &ep->dev->caps, false, c);
 	return 0;
 }
 
@@ -149,7 +149,7 @@ int srd_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen)
 {
 	struct srd_ep *ep = container_of(fid, struct srd_ep, util.ep_fid.fid);
-	struct srd_poll_choice c;
+	struct srd_dev_poll_choice c;
 	int ret;
 
 	if (level != FI_OPT_ENDPOINT || !srd_opt_is_weft(optname))
@@ -162,7 +162,7 @@ int srd_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 		  size_t optlen)
 {
 	struct srd_ep *ep = container_of(fid, struct srd_ep, util.ep_fid.fid);
-	struct srd_poll_choice c;
+	struct srd_dev_poll_choice c;
 	int ret;
 
 	if (level != FI_OPT_ENDPOINT || !srd_opt_is_weft(optname))

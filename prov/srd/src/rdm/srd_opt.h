@@ -21,9 +21,9 @@ int srd_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 
 /* 0, -FI_ENOPROTOOPT (not a weft option), -FI_ETOOSMALL (*optlen set to
  * the size needed), -FI_EINVAL, -FI_EOPNOTSUPP (set: cannot promise). */
-int srd_opt_get(const struct srd_poll_choice *c, int optname, void *optval,
+int srd_opt_get(const struct srd_dev_poll_choice *c, int optname, void *optval,
 		size_t *optlen);
-int srd_opt_set(const struct srd_poll_choice *c, int optname,
+int srd_opt_set(const struct srd_dev_poll_choice *c, int optname,
 		const void *optval, size_t optlen);
 
 #endif /* SRD_OPT_H */

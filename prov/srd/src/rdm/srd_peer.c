@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Peers of an endpoint and the handshake (srd_proto.h). A peer gets an id
+ * Peers of an endpoint and the handshake (srd_pkt.h). A peer gets an id
  * (its index in ep->peers) the first time we send to it or hear from it;
  * HELLO tells it that id, HELLO_ACK tells us its id for us, which every
  * later packet to it carries. Packets to a peer whose handshake is not
@@ -39,7 +39,7 @@ static int srd_peer_new(struct srd_ep *ep, const struct srd_ep_name *name,
 	if (!peer)
 		return -FI_ENOMEM;
 	memcpy(gid.raw, name->gid, sizeof(gid.raw));
-	ret = srd_ah_get(ep->dev, &gid, &peer->ah);
+	ret = srd_dev_ah_get(ep->dev, &gid, &peer->ah);
 	if (ret)
 		goto free_peer;
 	ret = srd_reorder_init(&peer->reorder, SRD_REORDER_WINDOW);
@@ -55,7 +55,7 @@ static int srd_peer_new(struct srd_ep *ep, const struct srd_ep_name *name,
 	return 0;
 
 put_ah:
-	srd_ah_put(ep->dev, peer->ah);
+	srd_dev_ah_put(ep->dev, peer->ah);
 free_peer:
 	free(peer);
 	return ret;
@@ -197,7 +197,7 @@ int srd_peer_hello_send(struct srd_ep *ep, struct srd_peer *peer,
 }
 
 static struct srd_peer *srd_peer_from_hello(struct srd_ep *ep,
-					    const struct srd_wc *wc,
+					    const struct srd_dev_wc *wc,
 					    const struct srd_pkt_hello *h)
 {
 	struct srd_ep_name name;
@@ -220,7 +220,7 @@ static struct srd_peer *srd_peer_from_hello(struct srd_ep *ep,
 	return peer;
 }
 
-void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_wc *wc,
+void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 			   const void *pkt, size_t len)
 {
 	const struct srd_pkt_hello *h = pkt;
@@ -302,7 +302,7 @@ void srd_peers_free(struct srd_ep *ep)
 		}
 		srd_ring_peer_free(ep, peer);
 		srd_reorder_fini(&peer->reorder);
-		srd_ah_put(ep->dev, peer->ah);
+		srd_dev_ah_put(ep->dev, peer->ah);
 		free(peer);
 	}
 	ep->peer_count = 0;

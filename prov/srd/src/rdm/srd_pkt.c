@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Validation of received packets (wire format version 1, srd_proto.h).
+ * Validation of received packets (wire format version 1, srd_pkt.h).
  * Everything here comes from the network: each check names the field it
  * refused. Failures are rare and worth a line in the log; the success path
  * logs nothing.
  */
 #include "weft/compat.h"
-#include "../dev/srd_dev.h"
+#include "srd_rdm.h"
 #include "srd_pkt.h"
 #include "weft/util_atomic.h"
 

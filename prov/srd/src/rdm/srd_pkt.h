@@ -22,8 +22,8 @@
  * addressed to an already-matched transfer (MEDIUM after the first
  * segment, DATA, READ_DONE, CTS, responses) skip the window.
  */
-#ifndef SRD_PROTO_H
-#define SRD_PROTO_H
+#ifndef SRD_PKT_H
+#define SRD_PKT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -197,7 +197,7 @@ _Static_assert(sizeof(struct srd_pkt_rma) == 56, "rma");
 _Static_assert(sizeof(struct srd_pkt_resp) == 32, "resp");
 _Static_assert(sizeof(struct srd_pkt_atomic) == 40, "atomic");
 
-/* Room every payload-carrying packet keeps for its header (srd.h
+/* Room every payload-carrying packet keeps for its header (srd_rdm.h
  * SRD_PKT_HDR_MAX); HELLO carries no payload and may be larger. */
 _Static_assert(sizeof(struct srd_pkt_msg) <= 64, "msg header");
 _Static_assert(sizeof(struct srd_pkt_rma) <= 64, "rma header");
@@ -221,4 +221,4 @@ static inline size_t srd_pkt_rts_iov_count(const struct srd_pkt_msg *m)
 	return m->seg_len / sizeof(struct srd_pkt_iov);
 }
 
-#endif /* SRD_PROTO_H */
+#endif /* SRD_PKT_H */

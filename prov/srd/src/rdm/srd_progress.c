@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Progress: each fi_cq_read / fi_cntr_read runs srd_ep_progress, which
- * polls the endpoint's srd_cq once (one batch). Completions go by opcode
+ * polls the endpoint's srd_dev_cq once (one batch). Completions go by opcode
  * to the callbacks below; per batch, not per completion, the end hook
  * re-posts the receive buffers used (once an eighth of them, at most 16,
  * wait), sends what peers had queued (after the handshake, after RNR
@@ -14,26 +14,20 @@
 
 #include <string.h>
 
-#define SRD_RX_POST_CHUNK 64
+#define SRD_RX_POST_CHUNK SRD_DEV_RECV_BATCH
 
 static int srd_rx_post_list(struct srd_ep *ep, struct srd_rxbuf **bufs,
 			    uint32_t n)
 {
-	struct ibv_recv_wr wr[SRD_RX_POST_CHUNK], *bad;
-	struct ibv_sge sge[SRD_RX_POST_CHUNK];
+	struct srd_dev_recv r[SRD_RX_POST_CHUNK];
 	uint32_t i;
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		sge[i].addr = (uintptr_t)bufs[i]->data;
-		sge[i].length = ep->pkt_size;
-		sge[i].lkey = ep->rx_mr->lkey;
-		wr[i].wr_id = (uintptr_t)&bufs[i]->hdr;
-		wr[i].sg_list = &sge[i];
-		wr[i].num_sge = 1;
-		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+		r[i].wr_id = (uintptr_t)&bufs[i]->hdr;
+		r[i].addr = bufs[i]->data;
 	}
-	ret = ibv_post_recv(ep->qp->ibv_qp, wr, &bad);
+	ret = srd_dev_qp_post_recv(ep->qp, ep->rx_mr->lkey, ep->pkt_size, r, n);
 	if (WEFT_UNLIKELY(ret))
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"posting %u receive buffers: %s\n", n, strerror(ret));
@@ -84,7 +78,7 @@ static void srd_rxbuf_release(struct srd_ep *ep, struct srd_rxbuf *rb)
 /* A packet buffer of the RMA layer that will never be sent. */
 void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err)
 {
-	struct srd_wc wc;
+	struct srd_dev_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
 	wc.wr_id = (uintptr_t)&tb->hdr;
@@ -93,7 +87,7 @@ void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err)
 	srd_rma_handle_wc(ep, tb->owner, &wc);
 }
 
-static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_wc *wc,
+static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_dev_wc *wc,
 			  const uint8_t *pkt, size_t len)
 {
 	const struct srd_pkt_base *b = (const struct srd_pkt_base *)pkt;
@@ -131,7 +125,7 @@ static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_wc *wc,
 	}
 }
 
-static void srd_ep_on_recv(struct srd_cq *cq, const struct srd_wc *wc,
+static void srd_ep_on_recv(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
 			   void *arg)
 {
 	struct srd_ep *ep = arg;
@@ -146,7 +140,7 @@ static void srd_ep_on_recv(struct srd_cq *cq, const struct srd_wc *wc,
 	srd_rxbuf_release(ep, rb);
 }
 
-static void srd_ep_on_imm(struct srd_cq *cq, const struct srd_wc *wc,
+static void srd_ep_on_imm(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
 			  void *arg)
 {
 	struct srd_ep *ep = arg;
@@ -159,7 +153,7 @@ static void srd_ep_on_imm(struct srd_cq *cq, const struct srd_wc *wc,
 		srd_rxbuf_release(ep, container_of(hdr, struct srd_rxbuf, hdr));
 }
 
-static void srd_ep_on_send(struct srd_cq *cq, const struct srd_wc *wc,
+static void srd_ep_on_send(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
 			   void *arg)
 {
 	struct srd_ep *ep = arg;
@@ -189,7 +183,7 @@ static void srd_ep_on_send(struct srd_cq *cq, const struct srd_wc *wc,
 	}
 }
 
-static void srd_ep_on_error(struct srd_cq *cq, const struct srd_wc *wc,
+static void srd_ep_on_error(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
 			    void *arg)
 {
 	struct srd_ep *ep = arg;
@@ -206,7 +200,7 @@ static void srd_ep_on_error(struct srd_cq *cq, const struct srd_wc *wc,
 		srd_ep_on_send(cq, wc, arg);
 }
 
-static void srd_ep_on_unknown(struct srd_cq *cq, const struct srd_wc *wc,
+static void srd_ep_on_unknown(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
 			      void *arg)
 {
 	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
@@ -219,7 +213,7 @@ static void srd_ep_on_unknown(struct srd_cq *cq, const struct srd_wc *wc,
 	(void)cq;
 }
 
-static void srd_ep_on_batch_end(struct srd_cq *cq, int n, void *arg)
+static void srd_ep_on_batch_end(struct srd_dev_cq *cq, int n, void *arg)
 {
 	struct srd_ep *ep = arg;
 
@@ -242,7 +236,7 @@ static void srd_ep_on_batch_end(struct srd_cq *cq, int n, void *arg)
 	srd_rma_progress(ep);
 }
 
-const struct srd_cq_ops srd_ep_cq_ops = {
+const struct srd_dev_cq_ops srd_ep_cq_ops = {
 	.on_wc = {
 		[IBV_WC_SEND] = srd_ep_on_send,
 		[IBV_WC_RDMA_READ] = srd_ep_on_send,
@@ -261,7 +255,7 @@ void srd_ep_progress(struct util_ep *util)
 
 	util_lock_acquire(&ep->util.lock);
 	if (ep->util.enabled)
-		srd_cq_poll(ep->cq);
+		srd_dev_cq_poll(ep->cq);
 	/* Data mode: rings after the CQ, so that what a device places while
 	 * it is polled (softsrd does) is found in this call, not the next. */
 	if (ep->ring && ep->util.enabled)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * srd provider, RDM layer: the libfabric objects built on the device layer
- * (srd.h) and the wire format (srd_proto.h). Completion-poll mode: every
- * packet is a send into a receive buffer the peer posted; one srd_cq per
+ * (dev/srd_dev.h) and the wire format (srd_pkt.h). Completion-poll mode: every
+ * packet is a send into a receive buffer the peer posted; one srd_dev_cq per
  * endpoint (send and receive) is polled by the util progress hook.
  *
  * Work requests: wr_id always points at a struct whose first member is
@@ -30,11 +30,89 @@
 #define SRD_TX_ENTRIES_MAX 1024		/* messages in flight per ep */
 #define SRD_MEDIUM_MAX (64 * 1024)	/* above: long protocol (RDMA read) */
 
+/* ---- what the device offers, as the RDM layer presents it (srd_info.c) */
+
+enum srd_long_proto {
+	SRD_LONG_CTS,		/* receiver grants credits, data by sends */
+	SRD_LONG_READ,		/* receiver pulls with RDMA read */
+};
+
+struct srd_proto_caps {
+	size_t tx_size;
+	size_t rx_size;
+	size_t tx_iov_limit;
+	size_t rx_iov_limit;
+	size_t inject_size;
+	size_t max_msg_size;
+	size_t max_rma_size;		/* 0 without hardware RMA */
+	size_t eager_max;		/* payload of one packet */
+	bool hw_rma;
+	enum srd_long_proto long_proto;
+};
+
+#define SRD_PKT_HDR_MAX 64	/* room kept in each packet for protocol headers */
+#define SRD_MAX_MSG_SIZE ((size_t)1 << 32)
+
+void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
+			     struct srd_proto_caps *pc);
+/* Fill an fi_info allocated with all its attribute structs. */
+void srd_info_fill(const struct srd_dev_caps *caps, const char *dev_name,
+		   struct fi_info *info);
+
+size_t srd_rounddown_pow2(size_t v);
+
+/* ---- endpoint names (srd_av.c) ------------------------------------------ */
+
+#define SRD_EP_NAME_VERSION 1
+
+/* The endpoint name on the wire and in the AV: packed, versioned. */
+struct srd_ep_name {
+	uint8_t version;
+	uint8_t reserved[3];
+	uint32_t qpn;
+	uint32_t qkey;
+	uint8_t gid[16];
+} __attribute__((packed));
+
+void srd_ep_name_build(const struct srd_dev_qp *qp, struct srd_ep_name *name);
+/* Validates untrusted bytes: -FI_EINVAL with a log line when malformed. */
+int srd_ep_name_parse(const void *buf, size_t len, struct srd_ep_name *name);
+int srd_ep_name_str(const struct srd_ep_name *name, char *buf, size_t len);
+
+/* ---- error completions that name the peer (srd_err.c) ----------------- */
+
+/*
+ * fi_cq_err_entry.err_data of srd error completions (fi_srd(7)): the peer
+ * and the cause, so that fi_cq_strerror can name both. Binary, versioned
+ * by size; at most UTIL_CQ_ERR_DATA_MAX bytes.
+ */
+#define SRD_ERR_DATA_MAGIC 0x45445253u	/* "SRDE" in little endian */
+#define SRD_ERR_DATA_F_PEER 0x1u	/* peer is the remote endpoint */
+#define SRD_ERR_DATA_F_ADDR 0x2u	/* fi_addr is its address in the AV */
+
+struct srd_err_data {
+	uint32_t magic;
+	uint16_t size;			/* sizeof(struct srd_err_data) */
+	uint16_t flags;			/* SRD_ERR_DATA_F_* */
+	int32_t err;			/* the entry's err (positive FI_E*) */
+	int32_t prov_errno;
+	uint64_t fi_addr;
+	struct srd_ep_name peer;
+};
+
+void srd_err_data_init(struct srd_err_data *d, int err, int prov_errno,
+		       const struct srd_ep_name *peer, uint64_t fi_addr);
+/* The domain's strerror (fi_cq_strerror): err_data, when it is ours,
+ * names the peer. buf NULL: text in thread-local storage, valid until the
+ * thread's next call. */
+const char *srd_strerror(int prov_errno, const void *err_data, char *buf,
+			 size_t len);
+
 /* ---- objects ------------------------------------------------------------ */
 
 struct srd_domain {
 	struct util_domain util;
-	struct srd_device *dev;
+	struct srd_dev *dev;
 	struct srd_proto_caps pc;
 };
 
@@ -45,7 +123,7 @@ static inline struct srd_domain *to_srd_domain(struct fid_domain *d)
 
 /* Per-address data of the AV (util_av_prov.data_size). */
 struct srd_av_entry {
-	struct srd_ah *ah;
+	struct srd_dev_ah *ah;
 };
 
 enum srd_wr_kind {
@@ -98,11 +176,11 @@ struct srd_peer {
 	enum srd_peer_state state;
 	fi_addr_t fi_addr;		/* FI_ADDR_NOTAVAIL until the AV has it */
 	struct srd_ep_name name;
-	struct srd_ah *ah;		/* reference held */
+	struct srd_dev_ah *ah;		/* reference held */
 	uint64_t features;		/* SRD_FEAT_* the peer announced */
 	uint32_t next_msg_id;		/* of our next message to it */
 	struct srd_reorder reorder;	/* its messages to us */
-	struct srd_rnr rnr;
+	struct srd_dev_rnr rnr;
 	struct srd_txbuf *q_head;	/* packets waiting: handshake, RNR */
 	struct srd_txbuf *q_tail;
 	struct srd_rx_xfer *rx_xfers;	/* messages arriving in pieces */
@@ -235,12 +313,12 @@ struct srd_ep {
 	struct util_ep util;
 	struct srd_rma_ep *rma;		/* RMA and atomic state (srd_rma.c) */
 	struct srd_domain *domain;
-	struct srd_device *dev;
+	struct srd_dev *dev;
 	struct srd_proto_caps pc;
 	size_t medium_max;		/* above: long protocol */
 	bool long_read;			/* RDMA read available here */
-	struct srd_cq *cq;
-	struct srd_qp *qp;
+	struct srd_dev_cq *cq;
+	struct srd_dev_qp *qp;
 	struct srd_ep_name name;
 	uint32_t pkt_size;		/* MTU */
 	uint32_t sq_inflight;		/* send WRs not yet completed */
@@ -323,7 +401,7 @@ static inline bool srd_ep_counts_rma(const struct srd_ep *ep)
 /* ---- provider-internal entry points -------------------------------------- */
 
 /* srd_init.c */
-struct srd_device *srd_device_get(int *err);
+struct srd_dev *srd_device_get(int *err);
 
 /* srd_fabric.c, srd_domain.c, srd_av.c, srd_ep.c */
 int srd_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -338,7 +416,7 @@ int srd_ep_open(struct fid_domain *domain, struct fi_info *info,
 int srd_peer_get(struct srd_ep *ep, fi_addr_t addr, struct srd_peer **peer);
 struct srd_peer *srd_peer_by_id(struct srd_ep *ep, uint32_t id,
 				uint32_t src_qp);
-void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_wc *wc,
+void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 			   const void *pkt, size_t len);
 fi_addr_t srd_peer_fi_addr(struct srd_ep *ep, struct srd_peer *peer);
 void srd_peer_fail(struct srd_ep *ep, struct srd_peer *peer, int err,
@@ -377,7 +455,7 @@ void srd_tx_complete(struct srd_ep *ep, struct srd_tx_entry *tx, int err,
 void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx);
 struct srd_tx_entry *srd_tx_by_id(struct srd_ep *ep, uint32_t id);
 void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
-		    const struct srd_wc *wc);
+		    const struct srd_dev_wc *wc);
 int srd_tx_init(struct srd_ep *ep);
 void srd_tx_fini(struct srd_ep *ep);
 int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
@@ -417,7 +495,7 @@ int srd_long_send_start(struct srd_ep *ep, struct srd_tx_entry *tx,
 int srd_long_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
 		      const struct srd_msg_info *m);
 void srd_long_read_done(struct srd_ep *ep, struct srd_rx_xfer *x,
-			const struct srd_wc *wc);
+			const struct srd_dev_wc *wc);
 void srd_long_handle_done(struct srd_ep *ep, struct srd_peer *peer,
 			  const void *pkt, size_t len);
 void srd_read_pump(struct srd_ep *ep);
@@ -455,7 +533,7 @@ extern const struct fi_ops_tagged srd_tagged_ops;
 ssize_t srd_ep_cancel(fid_t fid, void *context);
 
 /* srd_progress.c */
-extern const struct srd_cq_ops srd_ep_cq_ops;
+extern const struct srd_dev_cq_ops srd_ep_cq_ops;
 void srd_ep_progress(struct util_ep *util);
 int srd_rx_post_all(struct srd_ep *ep);
 /* A packet buffer of the RMA layer that will never be sent. */
@@ -471,9 +549,9 @@ void srd_rma_handle_pkt(struct srd_ep *ep, struct srd_peer *peer,
 			const void *pkt, size_t len);
 int srd_rma_ep_init(struct srd_ep *ep);
 void srd_rma_ep_fini(struct srd_ep *ep);
-void srd_rma_handle_imm(struct srd_ep *ep, const struct srd_wc *wc);
+void srd_rma_handle_imm(struct srd_ep *ep, const struct srd_dev_wc *wc);
 void srd_rma_handle_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
-		       const struct srd_wc *wc);
+		       const struct srd_dev_wc *wc);
 /* End of each progress batch: retry what waited for resources. */
 void srd_rma_progress(struct srd_ep *ep);
 

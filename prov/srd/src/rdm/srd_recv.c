@@ -161,7 +161,7 @@ void srd_xfer_free(struct srd_ep *ep, struct srd_rx_xfer *x)
 
 	for (i = 0; i < SRD_IOV_MAX; i++)
 		if (x->mr[i])
-			ep->dev->verbs->dereg_mr(x->mr[i]);
+			srd_dev_dereg_mr(ep->dev, x->mr[i]);
 	util_pool_put(&ep->xfer_pool, x);
 }
 

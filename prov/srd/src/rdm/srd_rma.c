@@ -20,7 +20,7 @@ bool srd_rma_force_emulation;
 
 static void srd_rma_caps(struct srd_ep *ep, struct srd_rma_ep *r)
 {
-	const struct srd_device_caps *caps = &ep->dev->caps;
+	const struct srd_dev_caps *caps = &ep->dev->caps;
 	bool hw = srd_mr_mode_hw_ok(ep->domain->util.mr_mode) &&
 		  !srd_rma_force_emulation;
 
@@ -344,7 +344,7 @@ void srd_rma_progress(struct srd_ep *ep)
 /* ---- what the RDM layer hands us ---------------------------------------- */
 
 void srd_rma_handle_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
-		       const struct srd_wc *wc)
+		       const struct srd_dev_wc *wc)
 {
 	struct srd_rma_op *op = to_srd_rma_op(hdr);
 
@@ -377,7 +377,7 @@ void srd_rma_handle_pkt(struct srd_ep *ep, struct srd_peer *peer,
 }
 
 /* Remote write with immediate data (fi_writedata in hardware). */
-void srd_rma_handle_imm(struct srd_ep *ep, const struct srd_wc *wc)
+void srd_rma_handle_imm(struct srd_ep *ep, const struct srd_dev_wc *wc)
 {
 	srd_rma_target_done(ep, NULL, FI_RMA | FI_REMOTE_WRITE, true,
 			    wc->imm_data, wc->byte_len);

@@ -148,13 +148,13 @@ bool srd_rma_defer(struct srd_ep *ep, struct srd_peer *peer, const void *pkt,
 /* srd_rma_hw.c: RDMA work requests. 0, or -FI_EAGAIN to retry later. */
 int srd_rma_hw_pump(struct srd_ep *ep, struct srd_rma_op *op);
 void srd_rma_hw_wc(struct srd_ep *ep, struct srd_rma_op *op,
-		   const struct srd_wc *wc);
+		   const struct srd_dev_wc *wc);
 
 /* srd_rma_emu.c: packets. */
 int srd_rma_emu_inject(struct srd_ep *ep, struct srd_rma_op *op);
 int srd_rma_emu_pump(struct srd_ep *ep, struct srd_rma_op *op);
 void srd_rma_emu_wc(struct srd_ep *ep, struct srd_rma_op *op,
-		    const struct srd_wc *wc);
+		    const struct srd_dev_wc *wc);
 void srd_rma_emu_handle(struct srd_ep *ep, struct srd_peer *peer,
 			const void *pkt, size_t len);
 void srd_rma_resp_pump(struct srd_ep *ep);

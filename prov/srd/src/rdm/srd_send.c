@@ -9,7 +9,6 @@
 #include "srd_rdm.h"
 #include "proto/srd_ring.h"
 
-#include <endian.h>
 #include <string.h>
 #include <time.h>
 
@@ -38,7 +37,6 @@ int srd_pkt_post(struct srd_ep *ep, struct srd_peer *peer,
 		 struct srd_txbuf *tb)
 {
 	struct srd_pkt_base *base = (struct srd_pkt_base *)tb->data;
-	struct ibv_qp_ex *qpx = ep->qp->qpx;
 	int ret;
 
 	if (WEFT_UNLIKELY(ep->sq_inflight >= ep->qp->sq_depth))
@@ -46,14 +44,9 @@ int srd_pkt_post(struct srd_ep *ep, struct srd_peer *peer,
 	/* Known only once the handshake is done, so set at the last moment. */
 	if (base->type != SRD_PKT_HELLO)
 		base->peer_id = peer->remote_id;
-	ibv_wr_start(qpx);
-	qpx->wr_id = (uintptr_t)&tb->hdr;
-	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send(qpx);
-	ibv_wr_set_sge(qpx, ep->tx_mr->lkey, (uintptr_t)tb->data, tb->len);
-	ibv_wr_set_ud_addr(qpx, peer->ah->ibv_ah, peer->name.qpn,
-			   peer->name.qkey);
-	ret = ibv_wr_complete(qpx);
+	ret = srd_dev_qp_post_send(ep->qp, (uintptr_t)&tb->hdr, ep->tx_mr->lkey,
+				   tb->data, tb->len, peer->ah, peer->name.qpn,
+				   peer->name.qkey);
 	if (WEFT_UNLIKELY(ret)) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"posting %u bytes to qpn %u: %s\n", tb->len,
@@ -69,7 +62,7 @@ static bool srd_peer_may_send(struct srd_peer *peer)
 	if (peer->state != SRD_PEER_READY)
 		return false;
 	return !peer->rnr.until_ns ||
-	       srd_rnr_check(&peer->rnr, util_time_ns()) == 0;
+	       srd_dev_rnr_check(&peer->rnr, util_time_ns()) == 0;
 }
 
 void srd_peer_schedule(struct srd_ep *ep, struct srd_peer *peer)
@@ -173,7 +166,7 @@ static void srd_txbuf_rnr(struct srd_ep *ep, struct srd_txbuf *tb)
 {
 	struct srd_peer *peer = tb->peer;
 
-	srd_rnr_on_rnr(&peer->rnr, util_time_ns(), &ep->rng);
+	srd_dev_rnr_on_rnr(&peer->rnr, util_time_ns(), &ep->rng);
 	/* Back to the head of its queue: it keeps its place in order. */
 	tb->next = peer->q_head;
 	peer->q_head = tb;
@@ -183,14 +176,14 @@ static void srd_txbuf_rnr(struct srd_ep *ep, struct srd_txbuf *tb)
 }
 
 void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
-		    const struct srd_wc *wc)
+		    const struct srd_dev_wc *wc)
 {
-	struct srd_wc_err e;
+	struct srd_dev_wc_err e;
 
 	ep->sq_inflight--;
 	if (WEFT_LIKELY(wc->status == IBV_WC_SUCCESS)) {
 		if (WEFT_UNLIKELY(tb->peer->rnr.wait_us))
-			srd_rnr_on_success(&tb->peer->rnr);
+			srd_dev_rnr_on_success(&tb->peer->rnr);
 		if (tb->owner)
 			srd_rma_handle_wc(ep, tb->owner, wc);
 		if (tb->tx) {
@@ -200,17 +193,17 @@ void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
 		srd_txbuf_put(ep, tb);
 		return;
 	}
-	if (srd_wc_err_is_rnr(wc->status, wc->vendor_err)) {
+	if (srd_dev_wc_err_is_rnr(wc->status, wc->vendor_err)) {
 		srd_txbuf_rnr(ep, tb);
 		return;
 	}
-	srd_wc_err_map(wc->status, wc->vendor_err, &e);
+	srd_dev_wc_err_map(wc->status, wc->vendor_err, &e);
 	srd_peer_report(ep, tb->peer, e.prov_errno);
 	srd_txbuf_fail(ep, tb, e.err, e.prov_errno);
 	srd_peer_fail(ep, tb->peer, e.err, e.prov_errno);
 }
 
-/* One log line per failed peer, naming it (srd_err_format). */
+/* One log line per failed peer, naming it (srd_dev_err_format). */
 void srd_peer_report(struct srd_ep *ep, struct srd_peer *peer,
 		     int prov_errno)
 {
@@ -220,39 +213,24 @@ void srd_peer_report(struct srd_ep *ep, struct srd_peer *peer,
 	if (srd_ep_name_str(&peer->name, name, sizeof(name)))
 		snprintf(name, sizeof(name), "qpn %u", peer->name.qpn);
 	FI_WARN(&srd_prov, FI_LOG_EP_DATA, "%s\n",
-		srd_err_format(prov_errno, name, msg, sizeof(msg)));
+		srd_dev_err_format(prov_errno, name, msg, sizeof(msg)));
 }
 
-enum srd_rdma_op { SRD_RDMA_READ, SRD_RDMA_WRITE, SRD_RDMA_WRITE_IMM };
-
 static int srd_post_rdma_op(struct srd_ep *ep, struct srd_peer *peer,
-			    struct srd_wr_hdr *wr, enum srd_rdma_op op,
-			    uint32_t imm, uint32_t lkey, void *laddr,
-			    size_t len, uint32_t rkey, uint64_t raddr)
+			    struct srd_wr_hdr *wr,
+			    const struct srd_dev_rdma *r)
 {
-	static const char *const names[] = { "read", "write", "write-imm" };
-	struct ibv_qp_ex *qpx = ep->qp->qpx;
 	int ret;
 
 	if (ep->sq_inflight >= ep->qp->sq_depth || !srd_peer_may_send(peer))
 		return -FI_EAGAIN;
-	ibv_wr_start(qpx);
-	qpx->wr_id = (uintptr_t)wr;
-	qpx->wr_flags = IBV_SEND_SIGNALED;
-	if (op == SRD_RDMA_READ)
-		ibv_wr_rdma_read(qpx, rkey, raddr);
-	else if (op == SRD_RDMA_WRITE)
-		ibv_wr_rdma_write(qpx, rkey, raddr);
-	else
-		ibv_wr_rdma_write_imm(qpx, rkey, raddr, htobe32(imm));
-	ibv_wr_set_sge(qpx, lkey, (uintptr_t)laddr, (uint32_t)len);
-	ibv_wr_set_ud_addr(qpx, peer->ah->ibv_ah, peer->name.qpn,
-			   peer->name.qkey);
-	ret = ibv_wr_complete(qpx);
+	ret = srd_dev_qp_post_rdma(ep->qp, (uintptr_t)wr, r, peer->ah,
+				   peer->name.qpn, peer->name.qkey);
 	if (ret) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-			"RDMA %s of %zu bytes to qpn %u: %s\n", names[op], len,
-			peer->name.qpn, strerror(ret));
+			"RDMA %s of %zu bytes to qpn %u: %s\n",
+			srd_dev_rdma_op_str(r->op), r->len, peer->name.qpn,
+			strerror(ret));
 		return -FI_EIO;
 	}
 	ep->sq_inflight++;
@@ -263,8 +241,13 @@ int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
 		  struct srd_wr_hdr *wr, bool write, uint32_t lkey,
 		  void *laddr, size_t len, uint32_t rkey, uint64_t raddr)
 {
-	return srd_post_rdma_op(ep, peer, wr, write ? SRD_RDMA_WRITE :
-				SRD_RDMA_READ, 0, lkey, laddr, len, rkey, raddr);
+	struct srd_dev_rdma r = {
+		.op = write ? SRD_DEV_RDMA_WRITE : SRD_DEV_RDMA_READ,
+		.lkey = lkey, .laddr = laddr, .len = len,
+		.rkey = rkey, .raddr = raddr,
+	};
+
+	return srd_post_rdma_op(ep, peer, wr, &r);
 }
 
 int srd_post_rdma_write_imm(struct srd_ep *ep, struct srd_peer *peer,
@@ -272,6 +255,11 @@ int srd_post_rdma_write_imm(struct srd_ep *ep, struct srd_peer *peer,
 			    void *laddr, size_t len, uint32_t rkey,
 			    uint64_t raddr)
 {
-	return srd_post_rdma_op(ep, peer, wr, SRD_RDMA_WRITE_IMM, imm, lkey,
-				laddr, len, rkey, raddr);
+	struct srd_dev_rdma r = {
+		.op = SRD_DEV_RDMA_WRITE_IMM, .imm = imm,
+		.lkey = lkey, .laddr = laddr, .len = len,
+		.rkey = rkey, .raddr = raddr,
+	};
+
+	return srd_post_rdma_op(ep, peer, wr, &r);
 }

@@ -20,8 +20,8 @@
 static struct ibv_mr *srd_long_reg(struct srd_ep *ep, void *buf, size_t len,
 				   int access)
 {
-	struct ibv_mr *mr = ep->dev->verbs->reg_mr(ep->dev->pd, buf, len,
-						   access);
+	struct ibv_mr *mr = srd_dev_reg_mr(ep->dev, buf, len,
+					   access);
 
 	if (!mr)
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
@@ -36,7 +36,7 @@ void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx)
 
 	for (i = 0; i < SRD_IOV_MAX; i++) {
 		if (tx->mr[i])
-			ep->dev->verbs->dereg_mr(tx->mr[i]);
+			srd_dev_dereg_mr(ep->dev, tx->mr[i]);
 		tx->mr[i] = NULL;
 	}
 }
@@ -133,7 +133,7 @@ static void srd_xfer_dereg(struct srd_ep *ep, struct srd_rx_xfer *x)
 
 	for (i = 0; i < SRD_IOV_MAX; i++) {
 		if (x->mr[i])
-			ep->dev->verbs->dereg_mr(x->mr[i]);
+			srd_dev_dereg_mr(ep->dev, x->mr[i]);
 		x->mr[i] = NULL;
 	}
 }
@@ -290,14 +290,14 @@ void srd_read_pump(struct srd_ep *ep)
 }
 
 void srd_long_read_done(struct srd_ep *ep, struct srd_rx_xfer *x,
-			const struct srd_wc *wc)
+			const struct srd_dev_wc *wc)
 {
-	struct srd_wc_err e;
+	struct srd_dev_wc_err e;
 
 	ep->sq_inflight--;
 	x->reads_inflight--;
 	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS) && !x->err) {
-		srd_wc_err_map(wc->status, wc->vendor_err, &e);
+		srd_dev_wc_err_map(wc->status, wc->vendor_err, &e);
 		srd_peer_report(ep, x->peer, e.prov_errno);
 		x->err = e.err;
 		x->prov_errno = e.prov_errno;

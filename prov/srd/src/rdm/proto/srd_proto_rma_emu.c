@@ -138,15 +138,15 @@ int srd_rma_emu_inject(struct srd_ep *ep, struct srd_rma_op *op)
 /* A packet of ours was sent (or will never be): an answer may or may not
  * have come already. */
 void srd_rma_emu_wc(struct srd_ep *ep, struct srd_rma_op *op,
-		    const struct srd_wc *wc)
+		    const struct srd_dev_wc *wc)
 {
-	struct srd_wc_err e;
+	struct srd_dev_wc_err e;
 
 	op->sends--;
 	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS)) {
 		/* Not delivered: no answer will come for it. */
 		op->inflight--;
-		srd_wc_err_map(wc->status, wc->vendor_err, &e);
+		srd_dev_wc_err_map(wc->status, wc->vendor_err, &e);
 		srd_rma_op_fail(op, e.err, e.prov_errno);
 	}
 	srd_rma_op_try_complete(ep, op);

@@ -75,13 +75,13 @@ int srd_rma_hw_pump(struct srd_ep *ep, struct srd_rma_op *op)
 }
 
 void srd_rma_hw_wc(struct srd_ep *ep, struct srd_rma_op *op,
-		   const struct srd_wc *wc)
+		   const struct srd_dev_wc *wc)
 {
-	struct srd_wc_err e;
+	struct srd_dev_wc_err e;
 
 	op->inflight--;
 	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS)) {
-		srd_wc_err_map(wc->status, wc->vendor_err, &e);
+		srd_dev_wc_err_map(wc->status, wc->vendor_err, &e);
 		/* On an RDMA operation "bad remote address" is the target
 		 * region refusing it (key, bounds, access), not a lost
 		 * peer. */

@@ -46,17 +46,17 @@ uint32_t srd_ring_slots_setting(void)
 
 int srd_ring_ep_init(struct srd_ep *ep)
 {
-	const struct srd_inorder *io;
-	struct srd_poll_choice c;
+	const struct srd_dev_inorder *io;
+	struct srd_dev_poll_choice c;
 	struct srd_ring_ep *re;
 	bool line;
 	int ret;
 
-	ret = srd_inorder_get(ep->dev, ep->qp, &io);
+	ret = srd_dev_inorder_get(ep->dev, ep->qp, &io);
 	if (ret)
 		return ret;
 	/* Our rings are registered without relaxed ordering. */
-	srd_poll_choose(srd_settings.poll_mode, io, &ep->dev->caps, false, &c);
+	srd_dev_poll_choose(srd_settings.poll_mode, io, &ep->dev->caps, false, &c);
 	if (c.mode != SRD_POLL_DATA)
 		return 0;
 	if (ep->pkt_size < SRD_RING_SLOT_SIZE) {
@@ -120,9 +120,9 @@ static int srd_ring_peer_alloc(struct srd_ep *ep, struct srd_peer *peer)
 		goto free_rp;
 	/* Zero: no slot shows a sequence number before it is written. */
 	memset(rp->base, 0, bytes);
-	rp->mr = ep->dev->verbs->reg_mr(ep->dev->pd, rp->base, bytes,
-					IBV_ACCESS_LOCAL_WRITE |
-					IBV_ACCESS_REMOTE_WRITE);
+	rp->mr = srd_dev_reg_mr(ep->dev, rp->base, bytes,
+				IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE);
 	if (!rp->mr)
 		goto free_base;
 	peer->ring = rp;
@@ -226,7 +226,7 @@ void srd_ring_peer_free(struct srd_ep *ep, struct srd_peer *peer)
 	if (rp->active && ep->ring)
 		LL_DELETE(ep->ring->active, rp);
 	if (rp->mr)
-		ep->dev->verbs->dereg_mr(rp->mr);
+		srd_dev_dereg_mr(ep->dev, rp->mr);
 	free(rp->base);
 	free(rp);
 	peer->ring = NULL;
@@ -260,7 +260,7 @@ void srd_ring_credit_return(struct srd_ep *ep, struct srd_ring_peer *rp)
 }
 
 void srd_ring_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
-		 const struct srd_wc *wc)
+		 const struct srd_dev_wc *wc)
 {
 	struct srd_ring_peer *rp = container_of(hdr, struct srd_ring_peer,
 						hdr);

@@ -84,7 +84,7 @@ typedef void (*srd_ring_frame_fn)(struct srd_ring_peer *rp,
 
 /* Per endpoint in data mode (ep->ring; NULL in completion mode). */
 struct srd_ring_ep {
-	struct srd_poll_choice choice;
+	struct srd_dev_poll_choice choice;
 	srd_ring_poll_fn poll;		/* our rings' flavour, chosen once */
 	uint64_t features;		/* SRD_FEAT_DATA_RING [| _LINE128] */
 	uint32_t budget;		/* slots per ring per progress call */
@@ -139,7 +139,7 @@ void srd_ring_peer_free(struct srd_ep *ep, struct srd_peer *peer);
 void srd_ring_credit_seen(struct srd_ring_peer *rp, uint32_t consumed);
 void srd_ring_credit_return(struct srd_ep *ep, struct srd_ring_peer *rp);
 void srd_ring_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
-		 const struct srd_wc *wc);
+		 const struct srd_dev_wc *wc);
 size_t srd_ring_bytes(uint32_t slots, uint32_t slot_size);
 
 /* srd_ring_rx.c: polling. */
