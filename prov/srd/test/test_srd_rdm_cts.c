@@ -13,7 +13,7 @@
  * hang).
  */
 #include "test_srd_rdm_common.h"
-#include "../src/rdm/srd_rdm.h"
+#include "../src/rdm/srd_proto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -367,7 +367,7 @@ static struct srd_tx_entry *cts_tx(struct srd_ep *ep)
 
 	for (i = 0; i < ep->tx_entry_count; i++)
 		if (ep->tx_entries[i].in_use &&
-		    ep->tx_entries[i].proto == SRD_TX_CTS)
+		    ep->tx_entries[i].proto == &srd_proto_cts)
 			return &ep->tx_entries[i];
 	return NULL;
 }
@@ -393,7 +393,7 @@ static void cts_inject(struct srd_ep *ep, uint32_t tx_id, uint32_t rx_id,
 	c.rx_id = rx_id;
 	c.offset = off;
 	c.len = len;
-	srd_cts_handle_cts(ep, ep->peers[0], &c, sizeof(c));
+	ep->pkt_route[SRD_PKT_CTS].handle(ep, ep->peers[0], &c, sizeof(c));
 }
 
 static void data_inject(struct srd_ep *ep, uint32_t rx_id, uint64_t off,
@@ -408,7 +408,8 @@ static void data_inject(struct srd_ep *ep, uint32_t rx_id, uint64_t off,
 	d->rx_id = rx_id;
 	d->seg_len = seg;
 	d->offset = off;
-	srd_cts_handle_data(ep, ep->peers[0], buf, sizeof(*d) + seg);
+	ep->pkt_route[SRD_PKT_DATA].handle(ep, ep->peers[0], buf,
+					   sizeof(*d) + seg);
 }
 
 /* CTS and DATA that passed srd_pkt_validate but do not fit the transfer

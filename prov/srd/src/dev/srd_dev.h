@@ -221,13 +221,20 @@ struct ibv_mr *srd_dev_reg_mr(struct srd_dev *dev, void *buf, size_t len,
 /* mr NULL: nothing to do. */
 void srd_dev_dereg_mr(struct srd_dev *dev, struct ibv_mr *mr);
 
-/* One signaled send of len bytes at buf (lkey) to qpn/qkey behind ah.
- * 0 or the device's errno. */
+/* Where work requests to one remote QP go. */
+struct srd_dev_dest {
+	struct ibv_ah *ah;		/* of a struct srd_dev_ah the owner holds */
+	uint32_t qpn;
+	uint32_t qkey;
+};
+
+/* One signaled send of len bytes at buf (lkey) to dest. 0 or the
+ * device's errno. dest by pointer: its fields are read after the first
+ * device call, so that fewer values live across those calls. */
 static inline int srd_dev_qp_post_send(struct srd_dev_qp *qp, uint64_t wr_id,
 				       uint32_t lkey, const void *buf,
 				       uint32_t len,
-				       const struct srd_dev_ah *ah,
-				       uint32_t qpn, uint32_t qkey)
+				       const struct srd_dev_dest *dest)
 {
 	struct ibv_qp_ex *qpx = qp->qpx;
 
@@ -236,7 +243,7 @@ static inline int srd_dev_qp_post_send(struct srd_dev_qp *qp, uint64_t wr_id,
 	qpx->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_send(qpx);
 	ibv_wr_set_sge(qpx, lkey, (uintptr_t)buf, len);
-	ibv_wr_set_ud_addr(qpx, ah->ibv_ah, qpn, qkey);
+	ibv_wr_set_ud_addr(qpx, dest->ah, dest->qpn, dest->qkey);
 	return ibv_wr_complete(qpx);
 }
 
@@ -261,8 +268,7 @@ struct srd_dev_rdma {
 /* 0 or the device's errno. */
 int srd_dev_qp_post_rdma(struct srd_dev_qp *qp, uint64_t wr_id,
 			 const struct srd_dev_rdma *r,
-			 const struct srd_dev_ah *ah, uint32_t qpn,
-			 uint32_t qkey);
+			 const struct srd_dev_dest *dest);
 const char *srd_dev_rdma_op_str(enum srd_dev_rdma_op op);
 
 #define SRD_DEV_RECV_BATCH 64		/* receives per srd_dev_qp_post_recv */

@@ -295,8 +295,7 @@ int srd_dev_qp_describe(struct srd_dev_qp *qp, char *buf, size_t len)
 
 int srd_dev_qp_post_rdma(struct srd_dev_qp *qp, uint64_t wr_id,
 			 const struct srd_dev_rdma *r,
-			 const struct srd_dev_ah *ah, uint32_t qpn,
-			 uint32_t qkey)
+			 const struct srd_dev_dest *dest)
 {
 	struct ibv_qp_ex *qpx = qp->qpx;
 
@@ -310,7 +309,7 @@ int srd_dev_qp_post_rdma(struct srd_dev_qp *qp, uint64_t wr_id,
 	else
 		ibv_wr_rdma_write_imm(qpx, r->rkey, r->raddr, htobe32(r->imm));
 	ibv_wr_set_sge(qpx, r->lkey, (uintptr_t)r->laddr, (uint32_t)r->len);
-	ibv_wr_set_ud_addr(qpx, ah->ibv_ah, qpn, qkey);
+	ibv_wr_set_ud_addr(qpx, dest->ah, dest->qpn, dest->qkey);
 	return ibv_wr_complete(qpx);
 }
 

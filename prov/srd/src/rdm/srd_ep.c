@@ -3,12 +3,11 @@
  * srd endpoint: util's endpoint, one SRD QP and its CQ (created at open so
  * that fi_getname works before fi_enable), a registered slab of MTU-sized
  * receive buffers (all posted at enable) and one of packet buffers to send
- * from, with the RMA and atomic tables of srd_rma.c and srd_atomic.c.
+ * from. The protocols that run on it (srd_proto.c) keep their state in it.
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
+#include "srd_proto.h"
 #include "srd_opt.h"
-#include "proto/srd_ring.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -114,11 +113,11 @@ static void srd_ep_free(struct srd_ep *ep)
 	/* The QP first: no work request may still point into what follows. */
 	if (ep->qp)
 		srd_dev_qp_destroy(ep->qp);
-	srd_rma_ep_fini(ep);
 	srd_peers_free(ep);
-	srd_ring_ep_fini(ep);
+	/* Before the protocols' pools: unexpected messages hold buffers. */
 	srd_rx_fini(ep);
 	srd_tx_fini(ep);
+	srd_proto_ep_fini(ep);
 	if (ep->rx_mr)
 		srd_dev_dereg_mr(ep->dev, ep->rx_mr);
 	if (ep->tx_mr)
@@ -215,13 +214,12 @@ static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 	ep->pkt_size = ep->dev->caps.mtu;
 	ep->long_read = ep->dev->caps.rdma_read;
 	ep->medium_max = ep->long_read ? SRD_MEDIUM_MAX : SIZE_MAX;
+	srd_watch_init(ep);
 	ep->rng = (uint64_t)(uintptr_t)ep ^ (uint64_t)time(NULL);
 	ep->peers = calloc(SRD_MAX_PEERS, sizeof(*ep->peers));
 	if (!ep->peers)
 		return -FI_ENOMEM;
 	ret = srd_ep_qp_open(ep, info);
-	if (!ret)
-		ret = srd_ring_ep_init(ep);
 	if (!ret)
 		ret = srd_ep_rx_slab(ep);
 	if (!ret)
@@ -231,7 +229,7 @@ static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 	if (!ret)
 		ret = srd_rx_init(ep);
 	if (!ret)
-		ret = srd_rma_ep_init(ep);
+		ret = srd_proto_ep_init(ep);
 	return ret;
 }
 

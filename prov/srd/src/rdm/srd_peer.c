@@ -8,8 +8,7 @@
  * HELLO_ACK arrives. Control path, except srd_peer_get's array lookup.
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
-#include "proto/srd_ring.h"
+#include "srd_proto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +48,9 @@ static int srd_peer_new(struct srd_ep *ep, const struct srd_ep_name *name,
 	peer->remote_id = SRD_PEER_ID_NONE;
 	peer->fi_addr = fi_addr;
 	peer->name = *name;
+	peer->dest.ah = peer->ah->ibv_ah;
+	peer->dest.qpn = name->qpn;
+	peer->dest.qkey = name->qkey;
 	ep->peers[peer->id] = peer;
 	HASH_ADD(hh, ep->peer_by_name, name, sizeof(peer->name), peer);
 	*out = peer;
@@ -170,7 +172,7 @@ static void srd_peer_hello_fill(struct srd_ep *ep, struct srd_peer *peer,
 	h->features = (ep->dev->caps.rdma_read ? SRD_FEAT_RDMA_READ : 0) |
 		      (ep->dev->caps.rdma_write ? SRD_FEAT_RDMA_WRITE : 0) |
 		      (srd_ep_counts_rma(ep) ? SRD_FEAT_RMA_EVENT : 0);
-	srd_ring_hello_fill(ep, peer, h);
+	srd_proto_hello_fill(ep, peer, h);
 }
 
 /* HELLO (or HELLO_ACK) to peer, ahead of its queued packets. */
@@ -243,7 +245,7 @@ void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 	}
 	peer->remote_id = h->sender_id;
 	peer->features = h->features;
-	srd_ring_hello_recv(ep, peer, h);
+	srd_proto_hello_recv(ep, peer, h);
 	if (peer->state != SRD_PEER_READY)
 		peer->state = SRD_PEER_READY;
 	if (h->base.type == SRD_PKT_HELLO &&
@@ -254,35 +256,24 @@ void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 	srd_peer_schedule(ep, peer);
 }
 
-/* Every queued packet of a peer the device cannot reach fails. */
+/* The peer gets nothing more until a new handshake (a later send starts
+ * one: it may have been unreachable only for a while), what was queued
+ * toward it fails here, and every protocol ends its own work with it.
+ * Called once per packet the device could not deliver, so possibly
+ * several times for one failure: each pass finds only what is left. */
 void srd_peer_fail(struct srd_ep *ep, struct srd_peer *peer, int err,
 		   int prov_errno)
 {
 	struct srd_txbuf *tb;
 
-	uint32_t i;
-
+	peer->state = SRD_PEER_NEW;
+	peer->remote_id = SRD_PEER_ID_NONE;
 	while ((tb = peer->q_head)) {
 		peer->q_head = tb->next;
 		srd_txbuf_fail(ep, tb, err, prov_errno);
 	}
 	peer->q_tail = NULL;
-	/* Long sends it would have read will never see READ_DONE. */
-	for (i = 0; i < ep->tx_entry_count; i++) {
-		struct srd_tx_entry *tx = &ep->tx_entries[i];
-
-		if (!tx->in_use || tx->peer != peer || !tx->done_wait)
-			continue;
-		tx->done_wait = false;
-		if (!tx->err) {
-			tx->err = err;
-			tx->prov_errno = prov_errno;
-		}
-		srd_tx_try_complete(ep, tx);
-	}
-	peer->state = SRD_PEER_NEW;
-	peer->remote_id = SRD_PEER_ID_NONE;
-	srd_ring_peer_fail(peer);
+	srd_proto_peer_failed(ep, peer, err, prov_errno);
 }
 
 void srd_peers_free(struct srd_ep *ep)
@@ -293,14 +284,13 @@ void srd_peers_free(struct srd_ep *ep)
 	HASH_ITER(hh, ep->peer_by_name, peer, tmp) {
 		HASH_DEL(ep->peer_by_name, peer);
 		DL_FOREACH_SAFE(peer->rx_xfers, x, xt) {
-			DL_DELETE(peer->rx_xfers, x);
 			/* Taken by a receive: no longer on the unexpected
 			 * queue that srd_rx_fini empties. */
 			if (x->ux && x->ux->then_set)
 				srd_unexp_free(ep, x->ux);
 			srd_xfer_free(ep, x);
 		}
-		srd_ring_peer_free(ep, peer);
+		srd_proto_peer_free(ep, peer);
 		srd_reorder_fini(&peer->reorder);
 		srd_dev_ah_put(ep->dev, peer->ah);
 		free(peer);

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Progress: each fi_cq_read / fi_cntr_read runs srd_ep_progress, which
- * polls the endpoint's srd_dev_cq once (one batch). Completions go by opcode
- * to the callbacks below; per batch, not per completion, the end hook
- * re-posts the receive buffers used (once an eighth of them, at most 16,
- * wait), sends what peers had queued (after the handshake, after RNR
- * backoff), and continues medium sends and long reads that were waiting
- * for resources.
+ * polls the endpoint's srd_dev_cq once (one batch), then the protocols
+ * that poll memory (data-mode rings). Completions go by opcode to the
+ * callbacks below: a received packet by its type to the protocol that
+ * owns it (ep->pkt_route), a send completion by its work request's kind
+ * (packet sends here, the rest to their protocol, ep->wr_proto). Per
+ * batch, not per completion, the end hook re-posts the receive buffers
+ * used (once an eighth of them, at most 16, wait), sends what peers had
+ * queued (after the handshake, after RNR backoff), runs the send and
+ * receive pumps (what waited for resources), the protocols' batch-end
+ * hooks, and the liveness watch when long transfers wait on peers.
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
-#include "proto/srd_ring.h"
+#include "srd_proto.h"
 
 #include <string.h>
 
@@ -75,16 +78,18 @@ static void srd_rxbuf_release(struct srd_ep *ep, struct srd_rxbuf *rb)
 	ep->repost_count++;
 }
 
-/* A packet buffer of the RMA layer that will never be sent. */
-void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err)
+void srd_wr_done(struct srd_ep *ep, struct srd_wr_hdr *hdr,
+		 const struct srd_dev_wc *wc)
 {
-	struct srd_dev_wc wc;
+	const struct srd_proto *p = hdr->kind < SRD_WR_KIND_MAX ?
+				    ep->wr_proto[hdr->kind] : NULL;
 
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = (uintptr_t)&tb->hdr;
-	wc.status = IBV_WC_GENERAL_ERR;
-	wc.vendor_err = (uint32_t)err;
-	srd_rma_handle_wc(ep, tb->owner, &wc);
+	if (WEFT_UNLIKELY(!p)) {
+		FI_WARN(&srd_prov, FI_LOG_CQ, "completion of unknown kind %u\n",
+			hdr->kind);
+		return;
+	}
+	p->wr_done(ep, hdr, wc);
 }
 
 static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_dev_wc *wc,
@@ -103,26 +108,13 @@ static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_dev_wc *wc,
 	peer = srd_peer_by_id(ep, b->peer_id, wc->src_qp);
 	if (WEFT_UNLIKELY(!peer))
 		return;
-	switch (type) {
-	case SRD_PKT_EAGER:
-	case SRD_PKT_MEDIUM:
-	case SRD_PKT_LONG_RTS:
-	case SRD_PKT_CTS_RTS:
-		srd_rx_handle_msg(ep, peer, pkt, len);
-		break;
-	case SRD_PKT_READ_DONE:
-		srd_long_handle_done(ep, peer, pkt, len);
-		break;
-	case SRD_PKT_CTS:
-		srd_cts_handle_cts(ep, peer, pkt, len);
-		break;
-	case SRD_PKT_DATA:
-		srd_cts_handle_data(ep, peer, pkt, len);
-		break;
-	default:
-		srd_rma_handle_pkt(ep, peer, pkt, len);
-		break;
+	if (WEFT_UNLIKELY(!ep->pkt_route[type].handle)) {
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"%s from qpn %u: no protocol here takes it, dropped\n",
+			srd_pkt_type_str(type), peer->name.qpn);
+		return;
 	}
+	ep->pkt_route[type].handle(ep, peer, pkt, len);
 }
 
 static void srd_ep_on_recv(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
@@ -160,27 +152,14 @@ static void srd_ep_on_send(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
 	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
 
 	(void)cq;
-	switch (hdr->kind) {
-	case SRD_WR_TXBUF:
+	if (WEFT_LIKELY(hdr->kind == SRD_WR_TXBUF)) {
 		srd_txbuf_done(ep, container_of(hdr, struct srd_txbuf, hdr), wc);
-		break;
-	case SRD_WR_READ:
-		srd_long_read_done(ep, container_of(hdr, struct srd_rx_xfer,
-						    hdr), wc);
-		break;
-	case SRD_WR_RMA:
-		ep->sq_inflight--;
-		srd_rma_handle_wc(ep, hdr, wc);
-		break;
-	case SRD_WR_RING:
-		ep->sq_inflight--;
-		srd_ring_wc(ep, hdr, wc);
-		break;
-	default:
-		FI_WARN(&srd_prov, FI_LOG_CQ, "completion of unknown kind %u\n",
-			hdr->kind);
-		break;
+		return;
 	}
+	/* A work request of a protocol's own (RDMA read, RMA, ring). */
+	if (hdr->kind < SRD_WR_KIND_MAX && ep->wr_proto[hdr->kind])
+		ep->sq_inflight--;
+	srd_wr_done(ep, hdr, wc);
 }
 
 static void srd_ep_on_error(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
@@ -227,13 +206,11 @@ static void srd_ep_on_batch_end(struct srd_dev_cq *cq, int n, void *arg)
 		srd_flush_all(ep);
 	if (ep->tx_pump)
 		srd_tx_pump(ep);
-	if (ep->read_pump)
-		srd_read_pump(ep);
-	if (ep->cts_pump)
-		srd_cts_pump(ep);
-	if (ep->long_watch_ns)
-		srd_long_watch(ep);
-	srd_rma_progress(ep);
+	if (ep->rx_pump)
+		srd_rx_pump(ep);
+	srd_proto_progress(ep);
+	if (ep->watch_ns)
+		srd_watch(ep);
 }
 
 const struct srd_dev_cq_ops srd_ep_cq_ops = {
@@ -253,12 +230,13 @@ void srd_ep_progress(struct util_ep *util)
 {
 	struct srd_ep *ep = to_srd_ep_util(util);
 
+	uint32_t i;
+
 	util_lock_acquire(&ep->util.lock);
-	if (ep->util.enabled)
+	if (ep->util.enabled) {
 		srd_dev_cq_poll(ep->cq);
-	/* Data mode: rings after the CQ, so that what a device places while
-	 * it is polled (softsrd does) is found in this call, not the next. */
-	if (ep->ring && ep->util.enabled)
-		srd_ring_progress(ep);
+		for (i = 0; i < ep->poller_count; i++)
+			ep->pollers[i]->poll(ep);
+	}
 	util_lock_release(&ep->util.lock);
 }

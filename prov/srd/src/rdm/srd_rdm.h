@@ -128,18 +128,21 @@ struct srd_av_entry {
 
 enum srd_wr_kind {
 	SRD_WR_RXBUF = 1,	/* a posted receive buffer */
-	SRD_WR_TXBUF,		/* a packet send */
+	SRD_WR_TXBUF,		/* a packet send (or a ring write of one) */
 	SRD_WR_READ,		/* an RDMA read of a long message */
-	SRD_WR_RMA,		/* an RMA work request (srd_rma*.c) */
-	SRD_WR_RING,		/* a data-mode ring's credit-return RDMA write */
+	SRD_WR_RMA,		/* an RMA or atomic operation's */
+	SRD_WR_RING,		/* a data-mode ring's credit-return write */
+	SRD_WR_KIND_MAX,
 };
 
 struct srd_wr_hdr {
 	uint8_t kind;		/* enum srd_wr_kind */
 };
 
+struct srd_ep;
 struct srd_peer;
 struct srd_tx_entry;
+struct srd_proto;
 
 /* A registered packet buffer of the ep's tx slab. */
 struct srd_txbuf {
@@ -147,7 +150,7 @@ struct srd_txbuf {
 	struct srd_txbuf *next;		/* free list, or a peer's queue */
 	struct srd_peer *peer;
 	struct srd_tx_entry *tx;	/* the message it carries, or NULL */
-	struct srd_wr_hdr *owner;	/* RMA owner (SRD_WR_RMA), or NULL */
+	struct srd_wr_hdr *owner;	/* another owner (RMA), or NULL */
 	uint32_t len;
 	uint8_t *data;
 };
@@ -160,14 +163,13 @@ struct srd_rxbuf {
 };
 
 enum srd_peer_state {
-	SRD_PEER_NEW,		/* nothing sent yet */
+	SRD_PEER_NEW,		/* no handshake: never sent, or failed since */
 	SRD_PEER_HELLO_SENT,	/* waiting for HELLO_ACK: data queued */
 	SRD_PEER_READY,		/* remote_id known */
-	SRD_PEER_FAILED,	/* the device reported it unreachable */
 };
 
 struct srd_rx_xfer;
-struct srd_ring_peer;		/* srd_ring.h */
+struct srd_ring_peer;		/* proto/srd_ring.h */
 struct srd_ring_ep;
 
 struct srd_peer {
@@ -177,29 +179,24 @@ struct srd_peer {
 	fi_addr_t fi_addr;		/* FI_ADDR_NOTAVAIL until the AV has it */
 	struct srd_ep_name name;
 	struct srd_dev_ah *ah;		/* reference held */
+	struct srd_dev_dest dest;	/* ah, qpn and qkey, for posting */
 	uint64_t features;		/* SRD_FEAT_* the peer announced */
 	uint32_t next_msg_id;		/* of our next message to it */
 	struct srd_reorder reorder;	/* its messages to us */
 	struct srd_dev_rnr rnr;
 	struct srd_txbuf *q_head;	/* packets waiting: handshake, RNR */
 	struct srd_txbuf *q_tail;
-	struct srd_rx_xfer *rx_xfers;	/* messages arriving in pieces */
+	struct srd_rx_xfer *rx_xfers;	/* its messages arriving in pieces */
 	struct srd_peer *flush_next;	/* ep->flush list */
 	bool on_flush;
 	UT_hash_handle hh;		/* ep->peer_by_name, key name */
 	struct srd_ring_peer *ring;	/* data-mode ring, or NULL */
 };
 
-enum srd_tx_proto {
-	SRD_TX_EAGER,
-	SRD_TX_MEDIUM,
-	SRD_TX_LONG,
-	SRD_TX_CTS,		/* receiver-granted credits */
-};
-
 /* A message being sent. id = index | generation << 16, echoed by peers. */
 struct srd_tx_entry {
 	struct srd_tx_entry *pump_next, *pump_prev;	/* ep->tx_pump */
+	const struct srd_proto *proto;
 	struct srd_peer *peer;
 	void *context;
 	uint64_t comp_flags;
@@ -211,18 +208,18 @@ struct srd_tx_entry {
 	uint32_t cq_data;
 	uint32_t inflight;		/* packets posted, not completed */
 	uint16_t pkt_flags;		/* SRD_PKT_F_TAGGED | _CQ_DATA */
-	uint8_t proto;			/* enum srd_tx_proto */
 	bool want_comp;
-	bool done_wait;			/* long: waiting for READ_DONE */
+	bool done_wait;			/* waiting for the receiver's READ_DONE */
 	bool in_use;
 	bool on_pump;
 	int err;			/* first error, positive FI_E* */
 	int prov_errno;
 	size_t iov_count;
 	struct iovec iov[SRD_IOV_MAX];
-	struct ibv_mr *mr[SRD_IOV_MAX];	/* registered here, long only */
-	/* CTS: the receiver's transfer id and the end of what it
-	 * granted (DATA goes for [sent, granted)) */
+	/* long by read: registered here for the receiver to read */
+	struct ibv_mr *mr[SRD_IOV_MAX];
+	/* CTS: the receiver's transfer id and the end of what it granted
+	 * (DATA goes for [sent, granted)) */
 	uint64_t granted;
 	uint32_t rx_id;
 	bool cts_seen;
@@ -230,9 +227,10 @@ struct srd_tx_entry {
 
 _Static_assert(SRD_IOV_MAX <= UTIL_SRX_IOV_MAX, "a receive fits util_srx");
 
-/* What arrived: the first packet of a message, decoded. */
+/* What arrived: the first packet of a message (or a segment), decoded. */
 struct srd_msg_info {
 	struct srd_peer *peer;
+	const struct srd_proto *proto;	/* owner of its type */
 	uint8_t type;
 	uint16_t flags;
 	uint32_t msg_id;
@@ -245,9 +243,9 @@ struct srd_msg_info {
 	const uint8_t *payload;
 };
 
-/* An unexpected message. EAGER: payload in data[]; LONG_RTS: the iovs
- * in data[]; MEDIUM: the whole message in buf (heap), complete when
- * xfer is NULL. */
+/* An unexpected message: by default its first packet's payload in data[]
+ * (EAGER: the message, LONG_RTS: the iovs, CTS_RTS: the first chunk);
+ * MEDIUM: the whole message in buf, complete when xfer is NULL. */
 struct srd_unexp {
 	struct util_srx_unexp srx;
 	struct srd_msg_info m;		/* payload points into data/buf */
@@ -259,34 +257,33 @@ struct srd_unexp {
 	uint8_t data[];			/* eager_max bytes */
 };
 
-/* A message arriving in pieces: MEDIUM segments, or RDMA reads. */
+/* A message arriving in pieces (MEDIUM segments, RDMA reads, CTS DATA),
+ * on its peer's rx_xfers from srd_xfer_get to srd_xfer_free. */
 struct srd_rx_xfer {
 	struct srd_wr_hdr hdr;		/* RDMA reads point here */
-	struct srd_rx_xfer *next, *prev;	/* peer->rx_xfers (MEDIUM) */
-	struct srd_rx_xfer *pump_next, *pump_prev;	/* ep->read_pump (long) */
+	struct srd_rx_xfer *next, *prev;	/* peer->rx_xfers */
+	struct srd_rx_xfer *pump_next, *pump_prev;	/* ep->rx_pump */
+	const struct srd_proto *proto;
 	struct srd_peer *peer;
 	struct srd_msg_info m;		/* payload unused */
 	struct util_srx_dest dest;
 	struct srd_unexp *ux;		/* landing in an unexpected buffer */
 	uint64_t received;		/* bytes landed */
-	/* long: the sender's iovs, our registrations, the read cursor */
+	int err;
+	int prov_errno;			/* with err: the device's, or ours */
+	bool on_pump;
+	/* long by read: the sender's iovs, our registrations, the cursor */
 	uint32_t src_count;
 	struct srd_pkt_iov src[SRD_IOV_MAX];
 	struct ibv_mr *mr[SRD_IOV_MAX];
 	uint64_t read_off;		/* bytes whose read is posted */
 	uint32_t reads_inflight;
-	int err;
-	int prov_errno;			/* with err: the device's, or ours */
-	bool on_pump;
-	/* CTS: the message bytes we want (min of message and
-	 * buffer), the end of what we granted; received counts bytes
-	 * of the message accounted so far (first chunk included) */
-	struct srd_rx_xfer *cts_next, *cts_prev;	/* ep->cts_pump */
+	/* CTS: the message bytes we want (min of message and buffer), the
+	 * end of what we granted; received counts bytes of the message
+	 * accounted so far (first chunk included) */
 	uint64_t want;
 	uint64_t granted;
 	uint32_t rx_id;
-	bool cts;
-	bool on_cts_pump;
 };
 
 /* A slot of the CTS receive table (rx_id = index | gen << 16). */
@@ -307,21 +304,39 @@ struct srd_long_stats {
 	uint64_t ux_heap;	/* ... from the heap (too big, pool full) */
 };
 
+typedef void (*srd_pkt_fn)(struct srd_ep *ep, struct srd_peer *peer,
+			   const void *pkt, size_t len);
+
+/* Where a received packet type goes (built from the protocols' lists). */
+struct srd_pkt_route {
+	srd_pkt_fn handle;		/* NULL: nobody owns the type */
+	const struct srd_proto *proto;
+};
+
+#define SRD_PROTO_MAX 8			/* protocols an endpoint may run */
+
 struct srd_rma_ep;
 
 struct srd_ep {
 	struct util_ep util;
-	struct srd_rma_ep *rma;		/* RMA and atomic state (srd_rma.c) */
 	struct srd_domain *domain;
 	struct srd_dev *dev;
 	struct srd_proto_caps pc;
-	size_t medium_max;		/* above: long protocol */
-	bool long_read;			/* RDMA read available here */
 	struct srd_dev_cq *cq;
 	struct srd_dev_qp *qp;
 	struct srd_ep_name name;
 	uint32_t pkt_size;		/* MTU */
 	uint32_t sq_inflight;		/* send WRs not yet completed */
+
+	/* the protocols serving here (srd_proto.c) and the routes to them */
+	const struct srd_proto *tx_fast;	/* sends of <= tx_fast_max */
+	size_t tx_fast_max;
+	struct srd_pkt_route pkt_route[SRD_PKT_TYPE_MAX];
+	const struct srd_proto *wr_proto[SRD_WR_KIND_MAX];
+	const struct srd_proto *protos[SRD_PROTO_MAX];
+	uint32_t proto_count;
+	const struct srd_proto *pollers[SRD_PROTO_MAX];
+	uint32_t poller_count;
 
 	/* rx slab: all posted; used ones go back at a batch end once
 	 * repost_batch of them are waiting (srd_ep_on_batch_end) */
@@ -345,8 +360,8 @@ struct srd_ep {
 	uint32_t *tx_free_ids;
 	uint32_t tx_free_top;
 	uint32_t tx_entry_count;
-	struct srd_tx_entry *tx_pump;	/* have bytes left to packetise */
-	struct srd_rx_xfer *read_pump;	/* have reads left to post */
+	struct srd_tx_entry *tx_pump;	/* have bytes left to send */
+	struct srd_rx_xfer *rx_pump;	/* have reads, grants, DONEs left */
 
 	struct util_srx srx;		/* posted receives, unexpected ones */
 	struct util_pool unexp_pool;	/* struct srd_unexp + eager_max */
@@ -361,22 +376,25 @@ struct srd_ep {
 	size_t addr_peer_len;
 	struct srd_peer *flush;		/* peers with queued packets */
 	uint64_t rng;
-	struct srd_ring_ep *ring;	/* data mode, or NULL */
 
-	/* receiver-granted credits (srd_cts_*.c) and liveness */
-	size_t cts_threshold;		/* above: CTS when no RDMA read */
-	uint64_t cts_window;		/* bytes granted ahead of arrival */
-	uint64_t long_probe_ns;		/* 0: no liveness probes */
-	uint64_t long_watch_ns;		/* next check; 0: nothing waits */
+	/* liveness of the peers long transfers wait on (srd_watch.c) */
+	uint64_t probe_ns;		/* 0: no liveness probes */
+	uint64_t watch_ns;		/* next check; 0: nothing waits */
+
+	/* protocols' state */
+	size_t medium_max;		/* medium: above, long by read */
+	size_t cts_threshold;		/* medium: above, CTS (no read) */
+	struct util_pool ux_buf_pool;	/* medium: unexpected buffers */
+	size_t ux_buf_size;		/* 0: no pool, heap only */
+	bool long_read;			/* long by read: RDMA read here */
+	uint64_t cts_window;		/* CTS: bytes granted ahead */
 	struct srd_cts_slot *cts_slots;
 	uint32_t *cts_free;
 	uint32_t cts_free_top;
 	uint32_t cts_slot_count;
-	struct srd_rx_xfer *cts_pump;	/* grants/DONEs waiting for a buffer */
 	struct srd_long_stats lstat;
-	/* buffers of unexpected MEDIUM messages */
-	struct util_pool ux_buf_pool;
-	size_t ux_buf_size;		/* 0: no pool, heap only */
+	struct srd_ring_ep *ring;	/* ring: data mode, or NULL */
+	struct srd_rma_ep *rma;		/* RMA and atomics */
 };
 
 static inline struct srd_ep *to_srd_ep(struct fid_ep *ep)
@@ -412,13 +430,15 @@ extern const struct util_av_prov srd_av_prov;
 int srd_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
 
-/* srd_peer.c: the peer table and the handshake. */
+/* srd_peer.c: the peer table, the handshake, peer failure. */
 int srd_peer_get(struct srd_ep *ep, fi_addr_t addr, struct srd_peer **peer);
 struct srd_peer *srd_peer_by_id(struct srd_ep *ep, uint32_t id,
 				uint32_t src_qp);
 void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 			   const void *pkt, size_t len);
 fi_addr_t srd_peer_fi_addr(struct srd_ep *ep, struct srd_peer *peer);
+/* The device reported peer unreachable: every protocol ends its work
+ * with it; a later send starts a new handshake. */
 void srd_peer_fail(struct srd_ep *ep, struct srd_peer *peer, int err,
 		   int prov_errno);
 int srd_peer_hello_send(struct srd_ep *ep, struct srd_peer *peer,
@@ -435,7 +455,7 @@ int srd_ep_tx_err(struct srd_ep *ep, struct srd_peer *peer, void *context,
 int srd_ep_rx_err(struct srd_ep *ep, struct srd_peer *peer,
 		  const struct fi_cq_err_entry *e, fi_addr_t src);
 
-/* srd_send.c: packets and messages out. */
+/* srd_send.c: packets out. */
 struct srd_txbuf *srd_txbuf_get(struct srd_ep *ep);
 void srd_txbuf_put(struct srd_ep *ep, struct srd_txbuf *tb);
 void srd_pkt_send(struct srd_ep *ep, struct srd_peer *peer,
@@ -444,20 +464,10 @@ int srd_pkt_post(struct srd_ep *ep, struct srd_peer *peer,
 		 struct srd_txbuf *tb);
 void srd_txbuf_fail(struct srd_ep *ep, struct srd_txbuf *tb, int err,
 		    int prov_errno);
-void srd_peer_flush(struct srd_ep *ep, struct srd_peer *peer);
-void srd_flush_all(struct srd_ep *ep);
-ssize_t srd_send_post(struct srd_ep *ep, const struct iovec *iov,
-		      void **desc, size_t count, fi_addr_t dest, uint64_t tag,
-		      uint64_t data, void *context, uint64_t flags);
-void srd_tx_pump(struct srd_ep *ep);
-void srd_tx_complete(struct srd_ep *ep, struct srd_tx_entry *tx, int err,
-		     int prov_errno);
-void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx);
-struct srd_tx_entry *srd_tx_by_id(struct srd_ep *ep, uint32_t id);
 void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
 		    const struct srd_dev_wc *wc);
-int srd_tx_init(struct srd_ep *ep);
-void srd_tx_fini(struct srd_ep *ep);
+void srd_flush_all(struct srd_ep *ep);
+bool srd_peer_may_send(struct srd_peer *peer);
 int srd_post_rdma(struct srd_ep *ep, struct srd_peer *peer,
 		  struct srd_wr_hdr *wr, bool write, uint32_t lkey,
 		  void *laddr, size_t len, uint32_t rkey, uint64_t raddr);
@@ -468,14 +478,24 @@ int srd_post_rdma_write_imm(struct srd_ep *ep, struct srd_peer *peer,
 			    void *laddr, size_t len, uint32_t rkey,
 			    uint64_t raddr);
 
+/* srd_tx.c: messages out. */
+int srd_tx_init(struct srd_ep *ep);
+void srd_tx_fini(struct srd_ep *ep);
+ssize_t srd_send_post(struct srd_ep *ep, const struct iovec *iov,
+		      void **desc, size_t count, fi_addr_t dest, uint64_t tag,
+		      uint64_t data, void *context, uint64_t flags);
+void srd_tx_pump(struct srd_ep *ep);
+void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx);
+struct srd_tx_entry *srd_tx_by_id(struct srd_ep *ep, uint32_t id);
+void srd_tx_handle_done(struct srd_ep *ep, struct srd_peer *peer,
+			const void *pkt, size_t len);
+
 /* srd_recv.c: messages in. */
 int srd_rx_init(struct srd_ep *ep);
 void srd_rx_fini(struct srd_ep *ep);
 void srd_rx_handle_msg(struct srd_ep *ep, struct srd_peer *peer,
 		       const void *pkt, size_t len);
-int srd_rx_check(struct srd_ep *ep, const struct srd_msg_info *m,
-		 size_t payload_len);
-void srd_unexp_ready(struct srd_ep *ep, struct srd_unexp *ux);
+void srd_rx_pump(struct srd_ep *ep);
 void srd_rx_complete_err(struct srd_ep *ep, const struct util_srx_dest *dest,
 			 const struct srd_msg_info *m, size_t len, int err,
 			 int prov_errno);
@@ -486,46 +506,14 @@ static inline void srd_rx_complete(struct srd_ep *ep,
 {
 	srd_rx_complete_err(ep, dest, m, len, err, 0);
 }
+/* An unexpected message, or the receive that took it, is done with. */
+void srd_unexp_ready(struct srd_ep *ep, struct srd_unexp *ux);
 void srd_unexp_free(struct srd_ep *ep, struct srd_unexp *ux);
-void srd_xfer_free(struct srd_ep *ep, struct srd_rx_xfer *x);
 
-/* srd_long.c: LONG_RTS, RDMA reads, READ_DONE. */
-int srd_long_send_start(struct srd_ep *ep, struct srd_tx_entry *tx,
-			void **desc);
-int srd_long_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
-		      const struct srd_msg_info *m);
-void srd_long_read_done(struct srd_ep *ep, struct srd_rx_xfer *x,
-			const struct srd_dev_wc *wc);
-void srd_long_handle_done(struct srd_ep *ep, struct srd_peer *peer,
-			  const void *pkt, size_t len);
-void srd_read_pump(struct srd_ep *ep);
-void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx);
-/* Liveness of peers that long transfers wait for (batch end). */
-void srd_long_watch(struct srd_ep *ep);
-void srd_long_watch_arm(struct srd_ep *ep);
-
-/* srd_cts_tx.c / srd_cts_rx.c: receiver-granted credits. */
-void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
-		      uint8_t type, uint64_t off, uint32_t seg);
-struct srd_rx_xfer *srd_xfer_get(struct srd_ep *ep,
-				 const struct util_srx_dest *dest,
-				 const struct srd_msg_info *m);
-int srd_long_ctrl_send(struct srd_ep *ep, struct srd_rx_xfer *x, uint8_t type,
-		       uint64_t off, uint64_t len, int status);
-int srd_cts_params(struct srd_ep *ep);
-int srd_cts_send_start(struct srd_ep *ep, struct srd_tx_entry *tx);
-bool srd_cts_tx_step(struct srd_ep *ep, struct srd_tx_entry *tx);
-void srd_cts_handle_cts(struct srd_ep *ep, struct srd_peer *peer,
-			const void *pkt, size_t len);
-void srd_cts_tx_done(struct srd_ep *ep, struct srd_tx_entry *tx);
-int srd_cts_rx_init(struct srd_ep *ep);
-void srd_cts_rx_fini(struct srd_ep *ep);
-void srd_cts_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
-		      const struct srd_msg_info *m);
-void srd_cts_handle_data(struct srd_ep *ep, struct srd_peer *peer,
-			 const void *pkt, size_t len);
-void srd_cts_pump(struct srd_ep *ep);
-void srd_cts_rx_watch(struct srd_ep *ep, uint64_t *probe);
+/* srd_watch.c: settings of the long protocols, liveness of the peers
+ * long transfers wait on. */
+void srd_watch_init(struct srd_ep *ep);
+void srd_watch(struct srd_ep *ep);
 
 /* srd_msg.c: fi_ops_msg / fi_ops_tagged and receive posting. */
 extern const struct fi_ops_msg srd_msg_ops;
@@ -536,24 +524,17 @@ ssize_t srd_ep_cancel(fid_t fid, void *context);
 extern const struct srd_dev_cq_ops srd_ep_cq_ops;
 void srd_ep_progress(struct util_ep *util);
 int srd_rx_post_all(struct srd_ep *ep);
-/* A packet buffer of the RMA layer that will never be sent. */
-void srd_rma_txbuf_failed(struct srd_ep *ep, struct srd_txbuf *tb, int err);
+/* What the owner of a work request (tb->owner, or wr_id) is told. */
+void srd_wr_done(struct srd_ep *ep, struct srd_wr_hdr *hdr,
+		 const struct srd_dev_wc *wc);
 
-/* ---- the RMA and atomic layer (srd_rma*.c, srd_atomic.c) and MR ops ------ */
-
+/* The RMA and atomic layer (srd_rma.c, proto/srd_proto_rma_*.c,
+ * proto/srd_proto_atomic.c) and memory registration (srd_mr.c). */
 extern const struct fi_ops_rma srd_rma_ops;
 extern const struct fi_ops_atomic srd_atomic_ops;
 extern const struct fi_ops_mr srd_mr_ops;
 int srd_mr_desc_keys(void *desc, uint32_t *lkey, uint32_t *rkey);
-void srd_rma_handle_pkt(struct srd_ep *ep, struct srd_peer *peer,
-			const void *pkt, size_t len);
-int srd_rma_ep_init(struct srd_ep *ep);
-void srd_rma_ep_fini(struct srd_ep *ep);
 void srd_rma_handle_imm(struct srd_ep *ep, const struct srd_dev_wc *wc);
-void srd_rma_handle_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
-		       const struct srd_dev_wc *wc);
-/* End of each progress batch: retry what waited for resources. */
-void srd_rma_progress(struct srd_ep *ep);
 
 /* ---- small helpers --------------------------------------------------------- */
 

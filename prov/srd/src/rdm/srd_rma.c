@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fi_ops_rma for srd and the life of an RMA/atomic operation: the op
- * table (ids echoed by targets), the choice between hardware RDMA and the
- * emulated protocol, the pending queue retried by progress, completions
- * and counters, and the dispatch of what the RDM layer hands us.
+ * table (ids echoed by targets), the choice of its carrier (hardware RDMA
+ * or the emulated protocol), the pending queue retried by progress,
+ * completions and counters, and the RMA entry of the protocol table
+ * (srd_proto_rma, srd_rma.h): its packets, work requests and batch-end
+ * work.
  */
 #include "weft/compat.h"
 #include "srd_rma.h"
@@ -33,7 +35,7 @@ static void srd_rma_caps(struct srd_ep *ep, struct srd_rma_ep *r)
 	r->seg_max = (uint32_t)ep->pc.eager_max;
 }
 
-int srd_rma_ep_init(struct srd_ep *ep)
+static int srd_rma_ep_init(struct srd_ep *ep)
 {
 	struct srd_rma_ep *r;
 	uint32_t i;
@@ -89,7 +91,7 @@ static void srd_rma_op_release_mrs(struct srd_ep *ep, struct srd_rma_op *op)
 	}
 }
 
-void srd_rma_ep_fini(struct srd_ep *ep)
+static void srd_rma_ep_fini(struct srd_ep *ep)
 {
 	struct srd_rma_ep *r = ep->rma;
 	uint32_t i;
@@ -193,7 +195,7 @@ void srd_rma_op_try_complete(struct srd_ep *ep, struct srd_rma_op *op)
 		return;
 	if (op->sends)
 		return;
-	if (op->err || (op->started && op->all_posted))
+	if (op->err || (op->carrier && op->all_posted))
 		srd_rma_op_complete(ep, op);
 }
 
@@ -225,21 +227,24 @@ static int srd_rma_op_decide(struct srd_ep *ep, struct srd_rma_op *op)
 	struct srd_peer *peer = op->peer;
 	bool write = op->kind == SRD_RMA_WRITE;
 
-	if (op->kind == SRD_RMA_ATOMIC || (write ? !r->hw_write : !r->hw_read) ||
-	    (op->pkt_flags & SRD_PKT_F_CQ_DATA && !srd_rma_hw_imm_ok(r, op))) {
-		op->started = true;
+	if (op->kind == SRD_RMA_ATOMIC) {
+		op->carrier = &srd_rma_atomic;
 		return 0;
 	}
-	if (peer->state == SRD_PEER_FAILED)
-		return -FI_EHOSTUNREACH;
+	if ((write ? !r->hw_write : !r->hw_read) ||
+	    (op->pkt_flags & SRD_PKT_F_CQ_DATA && !srd_rma_hw_imm_ok(r, op))) {
+		op->carrier = &srd_rma_emu;
+		return 0;
+	}
 	if (peer->state == SRD_PEER_NEW)
 		srd_peer_hello_send(ep, peer, SRD_PKT_HELLO);
 	if (peer->state != SRD_PEER_READY)
 		return -FI_EAGAIN;
-	op->hw = (peer->features & (write ? SRD_FEAT_RDMA_WRITE :
-					    SRD_FEAT_RDMA_READ)) &&
-		 !(peer->features & SRD_FEAT_RMA_EVENT);
-	op->started = true;
+	/* A target that counts RMA aimed at it must see it: emulate. */
+	op->carrier = (peer->features & (write ? SRD_FEAT_RDMA_WRITE :
+					 SRD_FEAT_RDMA_READ)) &&
+		      !(peer->features & SRD_FEAT_RMA_EVENT) ?
+		      &srd_rma_hw : &srd_rma_emu;
 	return 0;
 }
 
@@ -247,14 +252,12 @@ static int srd_rma_op_pump(struct srd_ep *ep, struct srd_rma_op *op)
 {
 	int ret;
 
-	if (!op->started) {
+	if (!op->carrier) {
 		ret = srd_rma_op_decide(ep, op);
 		if (ret)
 			return ret;
 	}
-	if (op->kind == SRD_RMA_ATOMIC)
-		return 0;	/* its one request went out at post time */
-	return op->hw ? srd_rma_hw_pump(ep, op) : srd_rma_emu_pump(ep, op);
+	return op->carrier->pump ? op->carrier->pump(ep, op) : 0;
 }
 
 /* Push the op as far as resources allow; what is left waits on the
@@ -322,12 +325,13 @@ static void srd_rma_run_deferred(struct srd_ep *ep)
 	ep->rma->deferred = NULL;
 	DL_FOREACH_SAFE(list, d, tmp) {
 		DL_DELETE(list, d);
-		srd_rma_handle_pkt(ep, d->peer, d->pkt, d->len);
+		ep->pkt_route[((const struct srd_pkt_base *)d->pkt)->type].handle(
+			ep, d->peer, d->pkt, d->len);
 		util_pool_put(&ep->rma->defer_pool, d);
 	}
 }
 
-void srd_rma_progress(struct srd_ep *ep)
+static void srd_rma_progress(struct srd_ep *ep)
 {
 	struct srd_rma_op *op, *tmp;
 
@@ -343,37 +347,14 @@ void srd_rma_progress(struct srd_ep *ep)
 
 /* ---- what the RDM layer hands us ---------------------------------------- */
 
-void srd_rma_handle_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
-		       const struct srd_dev_wc *wc)
+static void srd_rma_wr_done(struct srd_ep *ep, struct srd_wr_hdr *hdr,
+			    const struct srd_dev_wc *wc)
 {
 	struct srd_rma_op *op = to_srd_rma_op(hdr);
 
-	if (WEFT_UNLIKELY(!ep->rma || !op->in_use))
+	if (WEFT_UNLIKELY(!ep->rma || !op->in_use || !op->carrier))
 		return;
-	if (op->hw)
-		srd_rma_hw_wc(ep, op, wc);
-	else
-		srd_rma_emu_wc(ep, op, wc);
-}
-
-void srd_rma_handle_pkt(struct srd_ep *ep, struct srd_peer *peer,
-			const void *pkt, size_t len)
-{
-	const struct srd_pkt_base *b = pkt;
-
-	if (WEFT_UNLIKELY(!ep->rma))
-		return;
-	switch (b->type) {
-	case SRD_PKT_ATOMIC_REQ:
-		srd_atomic_handle_req(ep, peer, pkt, len);
-		break;
-	case SRD_PKT_ATOMIC_RESP:
-		srd_atomic_handle_resp(ep, peer, pkt, len);
-		break;
-	default:
-		srd_rma_emu_handle(ep, peer, pkt, len);
-		break;
-	}
+	op->carrier->wc(ep, op, wc);
 }
 
 /* Remote write with immediate data (fi_writedata in hardware). */
@@ -402,11 +383,7 @@ int srd_rma_peer(struct srd_ep *ep, fi_addr_t addr, struct srd_peer **peer)
 {
 	int ret = srd_peer_get(ep, addr, peer);
 
-	if (ret)
-		return ret;
-	if ((*peer)->state == SRD_PEER_FAILED)
-		return -FI_EHOSTUNREACH;
-	return 0;
+	return ret;
 }
 
 /* Local keys for hardware RMA: the desc's, else a registration made for
@@ -672,4 +649,24 @@ const struct fi_ops_rma srd_rma_ops = {
 	.inject = srd_rma_inject,
 	.writedata = srd_rma_writedata,
 	.injectdata = srd_rma_injectdata,
+};
+
+static const struct srd_proto_pkt srd_rma_pkts[] = {
+	{ SRD_PKT_WRITE, srd_rma_emu_handle_write },
+	{ SRD_PKT_READ_REQ, srd_rma_emu_handle_read_req },
+	{ SRD_PKT_READ_RESP, srd_rma_emu_handle_read_resp },
+	{ SRD_PKT_RMA_ACK, srd_rma_emu_handle_ack },
+	{ SRD_PKT_ATOMIC_REQ, srd_atomic_handle_req },
+	{ SRD_PKT_ATOMIC_RESP, srd_atomic_handle_resp },
+	{ 0, NULL },
+};
+
+const struct srd_proto srd_proto_rma = {
+	.name = "rma",
+	.ep_init = srd_rma_ep_init,
+	.ep_fini = srd_rma_ep_fini,
+	.progress = srd_rma_progress,
+	.pkts = srd_rma_pkts,
+	.wr_kind = SRD_WR_RMA,
+	.wr_done = srd_rma_wr_done,
 };

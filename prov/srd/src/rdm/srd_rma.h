@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * srd RMA and atomics: one struct srd_rma_op per fi_read/fi_write/
- * fi_atomic call, carried either by hardware RDMA work requests
- * (srd_rma_hw.c) or by WRITE/READ_REQ/READ_RESP/RMA_ACK and
- * ATOMIC_REQ/ATOMIC_RESP packets (srd_rma_emu.c, srd_atomic.c). The RDM
- * layer (srd_rdm.h) hands us received packets, immediate-data completions
- * and the completions of our work requests, and runs srd_rma_progress.
+ * fi_atomic call, with its own table of ids that targets echo. RMA is one
+ * entry of the protocol table (srd_proto_rma, srd_rma.c): it owns the RMA
+ * packet types and work requests and retries at each batch end. Inside it,
+ * each operation is carried, as decided once per operation, by one of
+ * three carriers: hardware RDMA work requests (proto/srd_proto_rma_hw.c),
+ * emulated WRITE/READ_REQ/READ_RESP/RMA_ACK packets
+ * (proto/srd_proto_rma_emu.c), or ATOMIC_REQ/ATOMIC_RESP packets
+ * (proto/srd_proto_atomic.c).
+ *
+ * Why carriers and not protocols of their own: an operation is not a
+ * message (no matching, no reorder window, no send protocol to choose
+ * by size) and the three share the operation's life (ids, pending queue,
+ * completion, counters); what they share with messages is the packet
+ * plumbing and progress, which the one table entry gives.
  */
 #ifndef SRD_RMA_H
 #define SRD_RMA_H
 
 #include "weft/compat.h"
-#include "srd_rdm.h"
+#include "srd_proto.h"
 #include "srd_mr.h"
 
 #include <rdma/fi_rma.h>
@@ -40,17 +49,33 @@ struct srd_rma_atomic {
 	struct iovec res[SRD_IOV_MAX];	/* fetch/compare results */
 };
 
+struct srd_rma_op;
+
+/* How an operation goes (decided once per operation). */
+struct srd_rma_carrier {
+	const char *name;
+	/* Post more of op: 0, or -FI_EAGAIN to retry later. NULL: its one
+	 * request went at post time. */
+	int (*pump)(struct srd_ep *ep, struct srd_rma_op *op);
+	/* A work request of op (or a packet of op's) completed. */
+	void (*wc)(struct srd_ep *ep, struct srd_rma_op *op,
+		   const struct srd_dev_wc *wc);
+};
+
+extern const struct srd_rma_carrier srd_rma_hw;
+extern const struct srd_rma_carrier srd_rma_emu;
+extern const struct srd_rma_carrier srd_rma_atomic;
+
 struct srd_rma_op {
 	struct srd_wr_hdr hdr;		/* wr_id and txbuf owner point here */
 	struct srd_rma_op *next, *prev;	/* rma->pending (utlist DL) */
+	const struct srd_rma_carrier *carrier;	/* NULL: not decided yet */
 	struct srd_peer *peer;
 	void *context;
 	uint64_t comp_flags;		/* FI_RMA|FI_WRITE ... for the CQ */
 	uint32_t id;			/* slot | generation << 16: tx_id */
 	uint8_t kind;			/* enum srd_rma_kind */
 	bool in_use;
-	bool hw;			/* RDMA work requests, else packets */
-	bool started;			/* hw/emulated decided */
 	bool want_comp;
 	bool on_pending;
 	bool all_posted;		/* every WR / packet went out */
@@ -123,9 +148,6 @@ static inline struct srd_rma_op *to_srd_rma_op(struct srd_wr_hdr *hdr)
 }
 
 /* srd_rma.c: op table, completion, progress */
-int srd_rma_ep_init(struct srd_ep *ep);
-void srd_rma_ep_fini(struct srd_ep *ep);
-void srd_rma_progress(struct srd_ep *ep);
 struct srd_rma_op *srd_rma_op_get(struct srd_ep *ep);
 struct srd_rma_op *srd_rma_op_by_id(struct srd_ep *ep, uint32_t id,
 				    struct srd_peer *peer);
@@ -145,18 +167,21 @@ int srd_rma_local_keys(struct srd_ep *ep, struct srd_rma_op *op);
 bool srd_rma_defer(struct srd_ep *ep, struct srd_peer *peer, const void *pkt,
 		   size_t len);
 
-/* srd_rma_hw.c: RDMA work requests. 0, or -FI_EAGAIN to retry later. */
-int srd_rma_hw_pump(struct srd_ep *ep, struct srd_rma_op *op);
-void srd_rma_hw_wc(struct srd_ep *ep, struct srd_rma_op *op,
-		   const struct srd_dev_wc *wc);
-
-/* srd_rma_emu.c: packets. */
+/* proto/srd_proto_rma_emu.c: packets. */
 int srd_rma_emu_inject(struct srd_ep *ep, struct srd_rma_op *op);
-int srd_rma_emu_pump(struct srd_ep *ep, struct srd_rma_op *op);
+/* A packet of op's to its target: an answer is due for it. */
+void srd_rma_send(struct srd_ep *ep, struct srd_rma_op *op,
+		  struct srd_txbuf *tb, size_t len);
 void srd_rma_emu_wc(struct srd_ep *ep, struct srd_rma_op *op,
 		    const struct srd_dev_wc *wc);
-void srd_rma_emu_handle(struct srd_ep *ep, struct srd_peer *peer,
-			const void *pkt, size_t len);
+void srd_rma_emu_handle_write(struct srd_ep *ep, struct srd_peer *peer,
+			      const void *pkt, size_t len);
+void srd_rma_emu_handle_read_req(struct srd_ep *ep, struct srd_peer *peer,
+				 const void *pkt, size_t len);
+void srd_rma_emu_handle_read_resp(struct srd_ep *ep, struct srd_peer *peer,
+				  const void *pkt, size_t len);
+void srd_rma_emu_handle_ack(struct srd_ep *ep, struct srd_peer *peer,
+			    const void *pkt, size_t len);
 void srd_rma_resp_pump(struct srd_ep *ep);
 /* A small status answer (RMA_ACK, ATOMIC_RESP without data, READ_RESP
  * error) to peer; -FI_EAGAIN without a packet buffer. */
@@ -167,8 +192,7 @@ void srd_rma_target_done(struct srd_ep *ep, struct srd_peer *peer,
 			 uint64_t flags, bool has_data, uint32_t data,
 			 size_t len);
 
-/* srd_atomic.c */
-extern const struct fi_ops_atomic srd_atomic_ops;
+/* proto/srd_proto_atomic.c */
 void srd_atomic_handle_req(struct srd_ep *ep, struct srd_peer *peer,
 			   const void *pkt, size_t len);
 void srd_atomic_handle_resp(struct srd_ep *ep, struct srd_peer *peer,

@@ -6,8 +6,7 @@
  * batch (srd_flush_all).
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
-#include "proto/srd_ring.h"
+#include "srd_proto.h"
 
 #include <string.h>
 #include <time.h>
@@ -45,8 +44,7 @@ int srd_pkt_post(struct srd_ep *ep, struct srd_peer *peer,
 	if (base->type != SRD_PKT_HELLO)
 		base->peer_id = peer->remote_id;
 	ret = srd_dev_qp_post_send(ep->qp, (uintptr_t)&tb->hdr, ep->tx_mr->lkey,
-				   tb->data, tb->len, peer->ah, peer->name.qpn,
-				   peer->name.qkey);
+				   tb->data, tb->len, &peer->dest);
 	if (WEFT_UNLIKELY(ret)) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"posting %u bytes to qpn %u: %s\n", tb->len,
@@ -57,7 +55,7 @@ int srd_pkt_post(struct srd_ep *ep, struct srd_peer *peer,
 	return 0;
 }
 
-static bool srd_peer_may_send(struct srd_peer *peer)
+bool srd_peer_may_send(struct srd_peer *peer)
 {
 	if (peer->state != SRD_PEER_READY)
 		return false;
@@ -91,9 +89,6 @@ void srd_pkt_send(struct srd_ep *ep, struct srd_peer *peer,
 {
 	tb->peer = peer;
 	tb->len = (uint32_t)len;
-	/* Data mode: a message's EAGER packet into the peer's ring. */
-	if (srd_ring_may_send(peer, tb) && !srd_ring_send(ep, peer, tb))
-		return;
 	if (WEFT_LIKELY(!peer->q_head && srd_peer_may_send(peer) &&
 			!srd_pkt_post(ep, peer, tb)))
 		return;
@@ -157,8 +152,16 @@ void srd_txbuf_fail(struct srd_ep *ep, struct srd_txbuf *tb, int err,
 		}
 		srd_tx_try_complete(ep, tx);
 	}
-	if (tb->owner)
-		srd_rma_txbuf_failed(ep, tb, err);
+	if (tb->owner) {
+		struct srd_dev_wc wc;
+
+		/* Its owner hears of it as of a send that failed. */
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = (uintptr_t)&tb->hdr;
+		wc.status = IBV_WC_GENERAL_ERR;
+		wc.vendor_err = (uint32_t)err;
+		srd_wr_done(ep, tb->owner, &wc);
+	}
 	srd_txbuf_put(ep, tb);
 }
 
@@ -185,7 +188,7 @@ void srd_txbuf_done(struct srd_ep *ep, struct srd_txbuf *tb,
 		if (WEFT_UNLIKELY(tb->peer->rnr.wait_us))
 			srd_dev_rnr_on_success(&tb->peer->rnr);
 		if (tb->owner)
-			srd_rma_handle_wc(ep, tb->owner, wc);
+			srd_wr_done(ep, tb->owner, wc);
 		if (tb->tx) {
 			tb->tx->inflight--;
 			srd_tx_try_complete(ep, tb->tx);
@@ -224,8 +227,7 @@ static int srd_post_rdma_op(struct srd_ep *ep, struct srd_peer *peer,
 
 	if (ep->sq_inflight >= ep->qp->sq_depth || !srd_peer_may_send(peer))
 		return -FI_EAGAIN;
-	ret = srd_dev_qp_post_rdma(ep->qp, (uintptr_t)wr, r, peer->ah,
-				   peer->name.qpn, peer->name.qkey);
+	ret = srd_dev_qp_post_rdma(ep->qp, (uintptr_t)wr, r, &peer->dest);
 	if (ret) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"RDMA %s of %zu bytes to qpn %u: %s\n",

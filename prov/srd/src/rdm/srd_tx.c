@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Messages out. A send takes a transfer entry (id = index | generation <<
- * 16, which peers echo in READ_DONE), a per-peer msg_id (the receiver
- * matches in msg_id order), and by size one protocol: EAGER (one packet),
- * MEDIUM (segments of at most eager_max, packetised as packet buffers
- * allow, the rest by the progress pump), LONG (srd_long.c: RDMA read by
- * the receiver, when both ends can) or CTS (srd_cts_tx.c: receiver-granted
- * credits, everywhere else).
+ * Messages out, whatever the protocol: a send takes a transfer entry (id =
+ * index | generation << 16, which peers echo in READ_DONE and CTS), a
+ * per-peer msg_id (the receiver matches in msg_id order), and the protocol
+ * srd_proto_choose picks (srd_proto.h); the protocol's tx_start sends, its
+ * tx_step continues on the send pump what packet buffers held back, and
+ * the entry completes once every byte is handed out, every packet sent,
+ * and (long protocols) the receiver said it is done.
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
+#include "srd_proto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +37,12 @@ void srd_tx_fini(struct srd_ep *ep)
 {
 	uint32_t i;
 
-	for (i = 0; ep->tx_entries && i < ep->tx_entry_count; i++)
-		if (ep->tx_entries[i].in_use)
-			srd_long_tx_release(ep, &ep->tx_entries[i]);
+	for (i = 0; ep->tx_entries && i < ep->tx_entry_count; i++) {
+		struct srd_tx_entry *tx = &ep->tx_entries[i];
+
+		if (tx->in_use && tx->proto->tx_release)
+			tx->proto->tx_release(ep, tx);
+	}
 	free(ep->tx_entries);
 	free(ep->tx_free_ids);
 	ep->tx_entries = NULL;
@@ -83,11 +86,27 @@ struct srd_tx_entry *srd_tx_by_id(struct srd_ep *ep, uint32_t id)
 	return tx->in_use && tx->id == id ? tx : NULL;
 }
 
-void srd_tx_complete(struct srd_ep *ep, struct srd_tx_entry *tx, int err,
-		     int prov_errno)
+void srd_tx_pump_add(struct srd_ep *ep, struct srd_tx_entry *tx)
 {
-	if (tx->proto == SRD_TX_LONG)
-		srd_long_tx_release(ep, tx);
+	if (tx->on_pump)
+		return;
+	DL_APPEND2(ep->tx_pump, tx, pump_prev, pump_next);
+	tx->on_pump = true;
+}
+
+void srd_tx_pump_del(struct srd_ep *ep, struct srd_tx_entry *tx)
+{
+	if (!tx->on_pump)
+		return;
+	DL_DELETE2(ep->tx_pump, tx, pump_prev, pump_next);
+	tx->on_pump = false;
+}
+
+static void srd_tx_complete(struct srd_ep *ep, struct srd_tx_entry *tx,
+			    int err, int prov_errno)
+{
+	if (tx->proto->tx_release)
+		tx->proto->tx_release(ep, tx);
 	if (WEFT_UNLIKELY(err)) {
 		srd_ep_tx_err(ep, tx->peer, tx->context, tx->comp_flags, err,
 			      prov_errno, tx->total_len);
@@ -109,9 +128,7 @@ void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx)
 		/* Stop packetising a failed message (a CTS send waiting for
 		 * a grant is not on the pump). */
 		tx->sent = tx->total_len;
-		if (tx->on_pump)
-			DL_DELETE2(ep->tx_pump, tx, pump_prev, pump_next);
-		tx->on_pump = false;
+		srd_tx_pump_del(ep, tx);
 	}
 	if (tx->inflight || tx->sent < tx->total_len ||
 	    (tx->done_wait && !tx->err))
@@ -119,101 +136,15 @@ void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx)
 	srd_tx_complete(ep, tx, tx->err, tx->prov_errno);
 }
 
-/* The message header every segment and RTS of tx carries. */
-void srd_msg_hdr_fill(struct srd_tx_entry *tx, struct srd_pkt_msg *h,
-		      uint8_t type, uint64_t off, uint32_t seg)
-{
-	srd_pkt_base_init(&h->base, type, tx->pkt_flags, SRD_PEER_ID_NONE);
-	h->msg_id = tx->msg_id;
-	h->tx_id = tx->id;
-	h->tag = tx->tag;
-	h->total_len = tx->total_len;
-	h->offset = off;
-	h->cq_data = tx->cq_data;
-	h->seg_len = seg;
-}
-
-/* One segment of tx into tb, and off it goes. */
-static void srd_tx_segment(struct srd_ep *ep, struct srd_tx_entry *tx,
-			   struct srd_txbuf *tb, uint8_t type)
-{
-	struct srd_pkt_msg *h = (struct srd_pkt_msg *)tb->data;
-	uint64_t left = tx->total_len - tx->sent;
-	uint32_t seg = left < ep->pc.eager_max ? (uint32_t)left :
-						 (uint32_t)ep->pc.eager_max;
-
-	srd_msg_hdr_fill(tx, h, type, tx->sent, seg);
-	util_iov_copy_from(tx->iov, tx->iov_count, tx->sent, h + 1, seg);
-	tx->sent += seg;
-	tx->inflight++;
-	tb->tx = tx;
-	srd_pkt_send(ep, tx->peer, tb, sizeof(*h) + seg);
-}
-
 void srd_tx_pump(struct srd_ep *ep)
 {
 	struct srd_tx_entry *tx, *tmp;
-	struct srd_txbuf *tb;
 
 	DL_FOREACH_SAFE2(ep->tx_pump, tx, tmp, pump_next) {
-		if (tx->proto == SRD_TX_CTS) {
-			if (!srd_cts_tx_step(ep, tx))
-				return;
-			DL_DELETE2(ep->tx_pump, tx, pump_prev, pump_next);
-			tx->on_pump = false;
-			continue;
-		}
-		while (tx->sent < tx->total_len) {
-			tb = srd_txbuf_get(ep);
-			if (!tb)
-				return;
-			srd_tx_segment(ep, tx, tb, SRD_PKT_MEDIUM);
-		}
-		DL_DELETE2(ep->tx_pump, tx, pump_prev, pump_next);
-		tx->on_pump = false;
+		if (!tx->proto->tx_step(ep, tx))
+			return;
+		srd_tx_pump_del(ep, tx);
 	}
-}
-
-static int srd_tx_start(struct srd_ep *ep, struct srd_tx_entry *tx,
-			void **desc)
-{
-	struct srd_txbuf *tb;
-
-	if (tx->proto == SRD_TX_LONG)
-		return srd_long_send_start(ep, tx, desc);
-	if (tx->proto == SRD_TX_CTS)
-		return srd_cts_send_start(ep, tx);
-	if (tx->proto == SRD_TX_MEDIUM) {
-		DL_APPEND2(ep->tx_pump, tx, pump_prev, pump_next);
-		tx->on_pump = true;
-		srd_tx_pump(ep);
-		return 0;
-	}
-	tb = srd_txbuf_get(ep);
-	if (WEFT_UNLIKELY(!tb))
-		return -FI_EAGAIN;
-	srd_tx_segment(ep, tx, tb, SRD_PKT_EAGER);
-	return 0;
-}
-
-/* RDMA read needs both ends: we read from a sender that announced it may
- * be read from. Before the handshake the peer's features are unknown, so
- * a first long message to a peer goes by credits, which always work. */
-static bool srd_tx_read_ok(const struct srd_ep *ep,
-			   const struct srd_peer *peer)
-{
-	return ep->long_read && peer->state == SRD_PEER_READY &&
-	       (peer->features & SRD_FEAT_RDMA_READ);
-}
-
-static uint8_t srd_tx_proto_pick(const struct srd_ep *ep,
-				 const struct srd_peer *peer, uint64_t len)
-{
-	if (len <= ep->pc.eager_max)
-		return SRD_TX_EAGER;
-	if (srd_tx_read_ok(ep, peer))
-		return len <= ep->medium_max ? SRD_TX_MEDIUM : SRD_TX_LONG;
-	return len <= ep->cts_threshold ? SRD_TX_MEDIUM : SRD_TX_CTS;
 }
 
 static void srd_tx_fill(struct srd_ep *ep, struct srd_tx_entry *tx,
@@ -234,7 +165,7 @@ static void srd_tx_fill(struct srd_ep *ep, struct srd_tx_entry *tx,
 	if (count)
 		memcpy(tx->iov, iov, count * sizeof(*iov));
 	tx->total_len = util_iov_total(iov, count);
-	tx->proto = srd_tx_proto_pick(ep, tx->peer, tx->total_len);
+	tx->proto = srd_proto_choose(ep, tx->peer, tx->total_len);
 }
 
 static int srd_send_check(struct srd_ep *ep, const struct iovec *iov,
@@ -278,7 +209,7 @@ static ssize_t srd_send_locked(struct srd_ep *ep, const struct iovec *iov,
 	tx->peer = peer;
 	srd_tx_fill(ep, tx, iov, count, tag, data, context, flags);
 	tx->msg_id = peer->next_msg_id;
-	ret = srd_tx_start(ep, tx, desc);
+	ret = tx->proto->tx_start(ep, tx, desc);
 	if (WEFT_UNLIKELY(ret)) {
 		srd_tx_put(ep, tx);
 		return ret;
@@ -300,4 +231,50 @@ ssize_t srd_send_post(struct srd_ep *ep, const struct iovec *iov,
 			      flags);
 	util_lock_release(&ep->util.lock);
 	return ret;
+}
+
+/* READ_DONE: the receiver of a long message has what it wanted (all of
+ * it, or what fit its buffer). */
+void srd_tx_handle_done(struct srd_ep *ep, struct srd_peer *peer,
+			const void *pkt, size_t len)
+{
+	const struct srd_pkt_ctrl *c = pkt;
+	struct srd_tx_entry *tx;
+
+	if (len < sizeof(*c))
+		return;
+	tx = srd_tx_by_id(ep, c->tx_id);
+	/* Only the long protocols' sends wait for it. */
+	if (!tx || tx->peer != peer || !tx->done_wait) {
+		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			"READ_DONE for no long send (tx id 0x%x) from qpn %u\n",
+			c->tx_id, peer->name.qpn);
+		return;
+	}
+	tx->done_wait = false;
+	if (tx->proto->tx_done)
+		tx->proto->tx_done(ep, tx);
+	if (c->status < 0 && c->status > -FI_ERRNO_MAX && !tx->err)
+		tx->err = -c->status;
+	srd_tx_try_complete(ep, tx);
+}
+
+void srd_tx_fail_peer(struct srd_ep *ep, struct srd_peer *peer,
+		      const struct srd_proto *proto, int err, int prov_errno)
+{
+	uint32_t i;
+
+	for (i = 0; i < ep->tx_entry_count; i++) {
+		struct srd_tx_entry *tx = &ep->tx_entries[i];
+
+		if (!tx->in_use || tx->peer != peer || tx->proto != proto ||
+		    (tx->sent >= tx->total_len && !tx->done_wait))
+			continue;
+		tx->done_wait = false;
+		if (!tx->err) {
+			tx->err = err;
+			tx->prov_errno = prov_errno;
+		}
+		srd_tx_try_complete(ep, tx);
+	}
 }

@@ -12,14 +12,16 @@
  * probe only when the peer's QP exists; one it cannot deliver completes
  * with an error, and srd_peer_fail ends every long send waiting on that
  * peer with that error (FI_ENOTCONN: the endpoint is gone, FI_ETIMEDOUT:
- * unresponsive, ...). Long receives waiting for DATA from a failed peer
- * end with FI_EIO at the next check.
+ * unresponsive, ...). What else waits on a peer is reported by the
+ * protocols' watch hooks (long receives by credits).
  */
 #include "weft/compat.h"
-#include "srd_rdm.h"
+#include "srd_proto.h"
 
-/* Read at each endpoint open, so a process may change them in between. */
-int srd_cts_params(struct srd_ep *ep)
+/* At endpoint open (read again each time, so a process may change them
+ * in between): the limits of the long protocols (medium, CTS) and the
+ * probe interval. */
+void srd_watch_init(struct srd_ep *ep)
 {
 	struct srd_settings s;
 
@@ -37,19 +39,18 @@ int srd_cts_params(struct srd_ep *ep)
 	ep->cts_threshold = s.cts_threshold > ep->pc.eager_max ?
 			    s.cts_threshold : ep->pc.eager_max;
 	ep->cts_window = s.cts_window;
-	ep->long_probe_ns = (uint64_t)s.long_probe_ms * 1000000ull;
-	return 0;
+	ep->probe_ns = (uint64_t)s.long_probe_ms * 1000000ull;
 }
 
-/* A long transfer started: make sure the next batch ends check on it. */
-void srd_long_watch_arm(struct srd_ep *ep)
+/* A long transfer started: make sure a batch end checks on it. */
+void srd_watch_arm(struct srd_ep *ep)
 {
-	if (!ep->long_watch_ns && ep->long_probe_ns)
-		ep->long_watch_ns = util_time_ns() + ep->long_probe_ns;
+	if (!ep->watch_ns && ep->probe_ns)
+		ep->watch_ns = util_time_ns() + ep->probe_ns;
 }
 
-/* Mark the peers of long sends that still wait for their receiver. */
-static bool srd_long_tx_watch(struct srd_ep *ep, uint64_t *probe)
+/* Sends that still wait for their receiver. */
+static bool srd_watch_tx(struct srd_ep *ep, uint64_t *probe)
 {
 	bool waiting = false;
 	uint32_t i;
@@ -65,7 +66,7 @@ static bool srd_long_tx_watch(struct srd_ep *ep, uint64_t *probe)
 	return waiting;
 }
 
-static void srd_long_probe(struct srd_ep *ep, const uint64_t *probe)
+static void srd_watch_probe(struct srd_ep *ep, const uint64_t *probe)
 {
 	uint32_t i;
 
@@ -82,7 +83,7 @@ static void srd_long_probe(struct srd_ep *ep, const uint64_t *probe)
 	}
 }
 
-static bool srd_long_any_rx(const uint64_t *probe)
+static bool srd_watch_any(const uint64_t *probe)
 {
 	size_t i;
 
@@ -92,18 +93,18 @@ static bool srd_long_any_rx(const uint64_t *probe)
 	return false;
 }
 
-void srd_long_watch(struct srd_ep *ep)
+void srd_watch(struct srd_ep *ep)
 {
 	uint64_t probe[SRD_MAX_PEERS / 64] = { 0 };
 	uint64_t now = util_time_ns();
 	bool waiting;
 
-	if (now < ep->long_watch_ns)
+	if (now < ep->watch_ns)
 		return;
-	waiting = srd_long_tx_watch(ep, probe);
-	srd_cts_rx_watch(ep, probe);
-	waiting = waiting || srd_long_any_rx(probe) || ep->read_pump;
-	srd_long_probe(ep, probe);
+	waiting = srd_watch_tx(ep, probe);
+	srd_proto_watch(ep, probe);
+	waiting = waiting || srd_watch_any(probe) || ep->rx_pump;
+	srd_watch_probe(ep, probe);
 	/* Disarmed when nothing waits: idle progress never reads a clock. */
-	ep->long_watch_ns = waiting ? now + ep->long_probe_ns : 0;
+	ep->watch_ns = waiting ? now + ep->probe_ns : 0;
 }

@@ -186,11 +186,9 @@ static ssize_t srd_atomic_post_locked(struct srd_ep *ep,
 	srd_atomic_op_fill(ep, op, a, dtsize);
 	srd_atomic_req_build(op, a, dtsize, tb, &len);
 	tb->owner = &op->hdr;
-	op->started = true;
+	op->carrier = &srd_rma_atomic;
 	op->all_posted = true;
-	op->sends = 1;
-	op->inflight = 1;
-	srd_pkt_send(ep, peer, tb, len);
+	srd_rma_send(ep, op, tb, len);
 	return 0;
 }
 
@@ -503,3 +501,9 @@ void srd_atomic_handle_resp(struct srd_ep *ep, struct srd_peer *peer,
 	op->inflight--;
 	srd_rma_op_try_complete(ep, op);
 }
+
+/* One request, built at post time; its answer is ATOMIC_RESP. */
+const struct srd_rma_carrier srd_rma_atomic = {
+	.name = "atomic",
+	.wc = srd_rma_emu_wc,
+};

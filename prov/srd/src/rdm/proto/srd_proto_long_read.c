@@ -1,42 +1,48 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Long messages by RDMA read. The sender registers its buffers (the
- * application's descriptor where srd_mr.c can turn it into keys, else
- * ibv_reg_mr now: no MR cache yet) and sends
- * LONG_RTS with its iovs; the receiver, once matched, registers its own
- * buffer, reads the data with RDMA reads of at most max_rdma_size, then
- * answers READ_DONE, on which the sender completes. A truncating receiver
- * reads what fits. Used only when the peer announced SRD_FEAT_RDMA_READ
- * in its handshake (srd_tx.c picks); otherwise srd_cts_*.c. Senders that
- * wait for READ_DONE are watched by srd_long_watch.c.
+ * application's descriptor where srd_mr.c can turn it into keys, else a
+ * registration now: no MR cache yet) and sends LONG_RTS with its iovs; the
+ * receiver, once matched, registers its own buffer, reads the data with
+ * RDMA reads of at most max_rdma_size, then answers READ_DONE, on which
+ * the sender completes. A truncating receiver reads what fits. Used above
+ * medium_max when the peer announced SRD_FEAT_RDMA_READ in its handshake
+ * (srd_proto_read_ok); otherwise CTS (srd_proto_cts.c). Senders that
+ * wait for READ_DONE are watched by srd_watch.c.
  */
 #include "weft/compat.h"
-#include "../srd_rdm.h"
+#include "../srd_proto.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define SRD_READ_CHUNK_DEFAULT (1u << 20)
 
+static bool srd_long_read_fits(const struct srd_ep *ep,
+			       const struct srd_peer *peer, uint64_t len)
+{
+	(void)len;
+	return srd_proto_read_ok(ep, peer);
+}
+
 static struct ibv_mr *srd_long_reg(struct srd_ep *ep, void *buf, size_t len,
 				   int access)
 {
-	struct ibv_mr *mr = srd_dev_reg_mr(ep->dev, buf, len,
-					   access);
+	struct ibv_mr *mr = srd_dev_reg_mr(ep->dev, buf, len, access);
 
 	if (!mr)
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"registering %zu bytes for a long message: %s\n", len,
-			strerror(errno ? errno : EIO));
+			strerror(errno));
 	return mr;
 }
 
-void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx)
+static void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx)
 {
 	size_t i;
 
 	for (i = 0; i < SRD_IOV_MAX; i++) {
-		if (tx->mr[i])
-			srd_dev_dereg_mr(ep->dev, tx->mr[i]);
+		srd_dev_dereg_mr(ep->dev, tx->mr[i]);
 		tx->mr[i] = NULL;
 	}
 }
@@ -71,8 +77,8 @@ static int srd_long_tx_keys(struct srd_ep *ep, struct srd_tx_entry *tx,
 	return 0;
 }
 
-int srd_long_send_start(struct srd_ep *ep, struct srd_tx_entry *tx,
-			void **desc)
+static int srd_long_tx_start(struct srd_ep *ep, struct srd_tx_entry *tx,
+			     void **desc)
 {
 	struct srd_txbuf *tb = srd_txbuf_get(ep);
 	struct srd_pkt_msg *h;
@@ -96,46 +102,32 @@ int srd_long_send_start(struct srd_ep *ep, struct srd_tx_entry *tx,
 	tx->done_wait = true;
 	tb->tx = tx;
 	ep->lstat.long_rts++;
-	srd_long_watch_arm(ep);
+	srd_watch_arm(ep);
 	srd_pkt_send(ep, tx->peer, tb, sizeof(*h) + h->seg_len);
 	return 0;
 }
 
-void srd_long_handle_done(struct srd_ep *ep, struct srd_peer *peer,
-			  const void *pkt, size_t len)
-{
-	const struct srd_pkt_ctrl *c = pkt;
-	struct srd_tx_entry *tx;
-
-	if (len < sizeof(*c))
-		return;
-	tx = srd_tx_by_id(ep, c->tx_id);
-	if (!tx || tx->peer != peer || !tx->done_wait ||
-	    (tx->proto != SRD_TX_LONG && tx->proto != SRD_TX_CTS)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-			"READ_DONE for no long send (tx id 0x%x) from qpn %u\n",
-			c->tx_id, peer->name.qpn);
-		return;
-	}
-	tx->done_wait = false;
-	if (tx->proto == SRD_TX_CTS)
-		srd_cts_tx_done(ep, tx);
-	if (c->status < 0 && c->status > -FI_ERRNO_MAX && !tx->err)
-		tx->err = -c->status;
-	srd_tx_try_complete(ep, tx);
-}
-
 /* ---- receiver ---------------------------------------------------------- */
 
-static void srd_xfer_dereg(struct srd_ep *ep, struct srd_rx_xfer *x)
+static int srd_long_rx_check(const struct srd_ep *ep,
+			     const struct srd_msg_info *m)
 {
-	size_t i;
+	const struct srd_pkt_iov *iov = (const struct srd_pkt_iov *)m->payload;
+	uint32_t i, count = m->seg_len / sizeof(*iov);
+	uint64_t sum = 0;
 
-	for (i = 0; i < SRD_IOV_MAX; i++) {
-		if (x->mr[i])
-			srd_dev_dereg_mr(ep->dev, x->mr[i]);
-		x->mr[i] = NULL;
+	(void)ep;
+	if (m->seg_len % sizeof(*iov) || count > SRD_IOV_MAX || m->offset)
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		struct srd_pkt_iov v;
+
+		memcpy(&v, &iov[i], sizeof(v));
+		if (v.len > m->total_len - sum)
+			return -FI_EINVAL;
+		sum += v.len;
 	}
+	return sum == m->total_len ? 0 : -FI_EINVAL;
 }
 
 static uint64_t srd_long_want(const struct srd_rx_xfer *x)
@@ -156,31 +148,6 @@ static int srd_long_rx_reg(struct srd_ep *ep, struct srd_rx_xfer *x)
 		if (!x->mr[i])
 			return -FI_ENOMEM;
 	}
-	return 0;
-}
-
-int srd_long_rx_start(struct srd_ep *ep, const struct util_srx_dest *dest,
-		      const struct srd_msg_info *m)
-{
-	struct srd_rx_xfer *x = util_pool_get(&ep->xfer_pool);
-
-	if (!x) {
-		srd_rx_complete(ep, dest, m, 0, FI_ENOMEM);
-		return -FI_ENOMEM;
-	}
-	memset(x, 0, sizeof(*x));
-	x->hdr.kind = SRD_WR_READ;
-	x->peer = m->peer;
-	x->m = *m;
-	x->m.payload = NULL;
-	x->dest = *dest;
-	x->src_count = m->seg_len / sizeof(struct srd_pkt_iov);
-	memcpy(x->src, m->payload, x->src_count * sizeof(struct srd_pkt_iov));
-	if (srd_long_rx_reg(ep, x))
-		x->err = FI_ENOMEM;
-	DL_APPEND2(ep->read_pump, x, pump_prev, pump_next);
-	x->on_pump = true;
-	srd_read_pump(ep);
 	return 0;
 }
 
@@ -226,81 +193,90 @@ static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 	return 0;
 }
 
-/* A control packet about receive x to its sender: CTS (grant), READ_DONE. */
-int srd_long_ctrl_send(struct srd_ep *ep, struct srd_rx_xfer *x, uint8_t type,
-		       uint64_t off, uint64_t len, int status)
-{
-	struct srd_txbuf *tb = srd_txbuf_get(ep);
-	struct srd_pkt_ctrl *c;
-
-	if (!tb)
-		return -FI_EAGAIN;
-	c = (struct srd_pkt_ctrl *)tb->data;
-	memset(c, 0, sizeof(*c));
-	srd_pkt_base_init(&c->base, type, 0, SRD_PEER_ID_NONE);
-	c->tx_id = x->m.tx_id;
-	c->rx_id = type == SRD_PKT_CTS ? x->rx_id : 0;
-	c->offset = off;
-	c->len = len;
-	c->status = status;
-	srd_pkt_send(ep, x->peer, tb, sizeof(*c));
-	return 0;
-}
-
 /* All reads back: tell the sender, complete the receive. */
 static int srd_long_finish(struct srd_ep *ep, struct srd_rx_xfer *x)
 {
-	int ret = srd_long_ctrl_send(ep, x, SRD_PKT_READ_DONE, 0, x->read_off,
-				     x->err ? -x->err : 0);
+	int ret = srd_rx_ctrl_send(ep, x, SRD_PKT_READ_DONE, 0, x->read_off,
+				   x->err ? -x->err : 0);
 
 	if (ret)
 		return ret;
-	srd_xfer_dereg(ep, x);
 	srd_rx_complete_err(ep, &x->dest, &x->m, x->read_off, x->err,
 			    x->prov_errno);
+	srd_xfer_free(ep, x);
 	return 0;
 }
 
-/* One pass over the reads to post and the READ_DONEs to send. */
-static bool srd_long_step(struct srd_ep *ep, struct srd_rx_xfer *x)
+/* One pass over the reads to post and the READ_DONE to send. */
+static enum srd_rx_step srd_long_rx_step(struct srd_ep *ep,
+					 struct srd_rx_xfer *x)
 {
 	while (!x->err && x->read_off < srd_long_want(x)) {
 		int ret = srd_long_read_one(ep, x);
 
 		if (ret == -FI_EAGAIN)
-			return false;
+			return SRD_RX_STEP_WAIT;
 		if (ret)
-			x->err = FI_EIO;
+			srd_xfer_fail(x, FI_EIO, 0);
 	}
 	if (x->reads_inflight)
-		return false;
-	return !srd_long_finish(ep, x);
+		return SRD_RX_STEP_WAIT;
+	return srd_long_finish(ep, x) ? SRD_RX_STEP_WAIT : SRD_RX_STEP_DONE;
 }
 
-void srd_read_pump(struct srd_ep *ep)
+static void srd_long_rx_start(struct srd_ep *ep,
+			      const struct util_srx_dest *dest,
+			      const struct srd_msg_info *m)
 {
-	struct srd_rx_xfer *x, *tmp;
+	struct srd_rx_xfer *x = srd_xfer_get(ep, dest, m);
 
-	DL_FOREACH_SAFE2(ep->read_pump, x, tmp, pump_next) {
-		if (!srd_long_step(ep, x))
-			continue;
-		DL_DELETE2(ep->read_pump, x, pump_prev, pump_next);
-		util_pool_put(&ep->xfer_pool, x);
+	if (!x) {
+		srd_rx_complete(ep, dest, m, 0, FI_ENOMEM);
+		return;
 	}
+	x->hdr.kind = SRD_WR_READ;
+	x->src_count = m->seg_len / sizeof(struct srd_pkt_iov);
+	memcpy(x->src, m->payload, x->src_count * sizeof(struct srd_pkt_iov));
+	if (srd_long_rx_reg(ep, x))
+		srd_xfer_fail(x, FI_ENOMEM, 0);
+	srd_rx_pump_add(ep, x);
+	srd_watch_arm(ep);
+	srd_long_rx_step(ep, x);
 }
 
-void srd_long_read_done(struct srd_ep *ep, struct srd_rx_xfer *x,
-			const struct srd_dev_wc *wc)
+/* An RDMA read of x completed; the pump at the end of this batch goes
+ * on with x. */
+static void srd_long_read_done(struct srd_ep *ep, struct srd_wr_hdr *hdr,
+			       const struct srd_dev_wc *wc)
 {
+	struct srd_rx_xfer *x = container_of(hdr, struct srd_rx_xfer, hdr);
 	struct srd_dev_wc_err e;
 
-	ep->sq_inflight--;
 	x->reads_inflight--;
 	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS) && !x->err) {
 		srd_dev_wc_err_map(wc->status, wc->vendor_err, &e);
 		srd_peer_report(ep, x->peer, e.prov_errno);
-		x->err = e.err;
-		x->prov_errno = e.prov_errno;
+		srd_xfer_fail(x, e.err, e.prov_errno);
 	}
-	/* The pump at the end of this batch finishes it. */
 }
+
+/* Sends waiting for READ_DONE from a failed peer will never see it. */
+static void srd_long_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
+				 int err, int prov_errno)
+{
+	srd_tx_fail_peer(ep, peer, &srd_proto_long_read, err, prov_errno);
+}
+
+const struct srd_proto srd_proto_long_read = {
+	.name = "long-read",
+	.peer_failed = srd_long_peer_failed,
+	.fits = srd_long_read_fits,
+	.tx_start = srd_long_tx_start,
+	.tx_release = srd_long_tx_release,
+	.msg_type = SRD_PKT_LONG_RTS,
+	.rx_check = srd_long_rx_check,
+	.rx_start = srd_long_rx_start,
+	.rx_step = srd_long_rx_step,
+	.wr_kind = SRD_WR_READ,
+	.wr_done = srd_long_read_done,
+};

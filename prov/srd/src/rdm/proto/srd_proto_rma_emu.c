@@ -35,8 +35,8 @@ static struct srd_txbuf *srd_rma_txbuf(struct srd_ep *ep,
 	return tb;
 }
 
-static void srd_rma_send(struct srd_ep *ep, struct srd_rma_op *op,
-			 struct srd_txbuf *tb, size_t len)
+void srd_rma_send(struct srd_ep *ep, struct srd_rma_op *op,
+		  struct srd_txbuf *tb, size_t len)
 {
 	op->sends++;
 	op->inflight++;
@@ -118,7 +118,7 @@ static int srd_rma_emu_read_pump(struct srd_ep *ep, struct srd_rma_op *op)
 	return 0;
 }
 
-int srd_rma_emu_pump(struct srd_ep *ep, struct srd_rma_op *op)
+static int srd_rma_emu_pump(struct srd_ep *ep, struct srd_rma_op *op)
 {
 	if (op->kind == SRD_RMA_WRITE)
 		return srd_rma_emu_write_pump(ep, op);
@@ -127,7 +127,7 @@ int srd_rma_emu_pump(struct srd_ep *ep, struct srd_rma_op *op)
 
 int srd_rma_emu_inject(struct srd_ep *ep, struct srd_rma_op *op)
 {
-	op->started = true;
+	op->carrier = &srd_rma_emu;
 	op->nseg = 1;
 	if (srd_rma_emu_write_seg(ep, op, true))
 		return -FI_EAGAIN;
@@ -159,8 +159,8 @@ static struct srd_rma_op *srd_rma_emu_op(struct srd_ep *ep,
 {
 	struct srd_rma_op *op = srd_rma_op_by_id(ep, r->tx_id, peer);
 
-	if (WEFT_UNLIKELY(!op || op->kind != kind || op->hw ||
-			  !op->inflight)) {
+	if (WEFT_UNLIKELY(!op || op->kind != kind ||
+			  op->carrier != &srd_rma_emu || !op->inflight)) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"%s from qpn %u for unknown transfer 0x%x: dropped\n",
 			srd_pkt_type_str(r->base.type), peer->name.qpn,
@@ -170,11 +170,13 @@ static struct srd_rma_op *srd_rma_emu_op(struct srd_ep *ep,
 	return op;
 }
 
-static void srd_rma_emu_handle_ack(struct srd_ep *ep, struct srd_peer *peer,
-				   const struct srd_pkt_resp *r)
+void srd_rma_emu_handle_ack(struct srd_ep *ep, struct srd_peer *peer,
+			    const void *pkt, size_t len)
 {
+	const struct srd_pkt_resp *r = pkt;
 	struct srd_rma_op *op = srd_rma_emu_op(ep, peer, r, SRD_RMA_WRITE);
 
+	(void)len;
 	if (!op)
 		return;
 	op->inflight--;
@@ -187,12 +189,13 @@ static void srd_rma_emu_handle_ack(struct srd_ep *ep, struct srd_peer *peer,
 		srd_rma_op_try_complete(ep, op);
 }
 
-static void srd_rma_emu_handle_read_resp(struct srd_ep *ep,
-					 struct srd_peer *peer,
-					 const struct srd_pkt_resp *r)
+void srd_rma_emu_handle_read_resp(struct srd_ep *ep, struct srd_peer *peer,
+				  const void *pkt, size_t len)
 {
+	const struct srd_pkt_resp *r = pkt;
 	struct srd_rma_op *op = srd_rma_emu_op(ep, peer, r, SRD_RMA_READ);
 
+	(void)len;
 	if (!op)
 		return;
 	if (r->status) {
@@ -235,9 +238,10 @@ int srd_rma_send_status(struct srd_ep *ep, struct srd_peer *peer,
 	return 0;
 }
 
-static void srd_rma_emu_handle_write(struct srd_ep *ep, struct srd_peer *peer,
-				     const struct srd_pkt_rma *w, size_t len)
+void srd_rma_emu_handle_write(struct srd_ep *ep, struct srd_peer *peer,
+			      const void *pkt, size_t len)
 {
+	const struct srd_pkt_rma *w = pkt;
 	struct srd_txbuf *tb = NULL;
 	struct srd_pkt_resp *r;
 	void *local;
@@ -313,10 +317,10 @@ void srd_rma_resp_pump(struct srd_ep *ep)
 	}
 }
 
-static void srd_rma_emu_handle_read_req(struct srd_ep *ep,
-					struct srd_peer *peer,
-					const struct srd_pkt_rma *q, size_t len)
+void srd_rma_emu_handle_read_req(struct srd_ep *ep, struct srd_peer *peer,
+				 const void *pkt, size_t len)
 {
+	const struct srd_pkt_rma *q = pkt;
 	struct srd_rma_resp *rs;
 	void *local;
 	int ret;
@@ -350,28 +354,8 @@ static void srd_rma_emu_handle_read_req(struct srd_ep *ep,
 	DL_APPEND(ep->rma->responding, rs);
 }
 
-void srd_rma_emu_handle(struct srd_ep *ep, struct srd_peer *peer,
-			const void *pkt, size_t len)
-{
-	const struct srd_pkt_base *b = pkt;
-
-	switch (b->type) {
-	case SRD_PKT_WRITE:
-		srd_rma_emu_handle_write(ep, peer, pkt, len);
-		break;
-	case SRD_PKT_READ_REQ:
-		srd_rma_emu_handle_read_req(ep, peer, pkt, len);
-		break;
-	case SRD_PKT_READ_RESP:
-		srd_rma_emu_handle_read_resp(ep, peer, pkt);
-		break;
-	case SRD_PKT_RMA_ACK:
-		srd_rma_emu_handle_ack(ep, peer, pkt);
-		break;
-	default:
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-			"%s from qpn %u: not an RMA packet, dropped\n",
-			srd_pkt_type_str(b->type), peer->name.qpn);
-		break;
-	}
-}
+const struct srd_rma_carrier srd_rma_emu = {
+	.name = "emulated",
+	.pump = srd_rma_emu_pump,
+	.wc = srd_rma_emu_wc,
+};

@@ -51,7 +51,7 @@ static int srd_rma_hw_post_one(struct srd_ep *ep, struct srd_rma_op *op)
 	return 0;
 }
 
-int srd_rma_hw_pump(struct srd_ep *ep, struct srd_rma_op *op)
+static int srd_rma_hw_pump(struct srd_ep *ep, struct srd_rma_op *op)
 {
 	int ret;
 
@@ -74,8 +74,8 @@ int srd_rma_hw_pump(struct srd_ep *ep, struct srd_rma_op *op)
 	return 0;
 }
 
-void srd_rma_hw_wc(struct srd_ep *ep, struct srd_rma_op *op,
-		   const struct srd_dev_wc *wc)
+static void srd_rma_hw_wc(struct srd_ep *ep, struct srd_rma_op *op,
+			  const struct srd_dev_wc *wc)
 {
 	struct srd_dev_wc_err e;
 
@@ -92,3 +92,9 @@ void srd_rma_hw_wc(struct srd_ep *ep, struct srd_rma_op *op,
 	}
 	srd_rma_op_try_complete(ep, op);
 }
+
+const struct srd_rma_carrier srd_rma_hw = {
+	.name = "hardware",
+	.pump = srd_rma_hw_pump,
+	.wc = srd_rma_hw_wc,
+};

@@ -56,14 +56,15 @@ int srd_ring_ep_init(struct srd_ep *ep)
 	if (ret)
 		return ret;
 	/* Our rings are registered without relaxed ordering. */
-	srd_dev_poll_choose(srd_settings.poll_mode, io, &ep->dev->caps, false, &c);
+	srd_dev_poll_choose(srd_settings.poll_mode, io, &ep->dev->caps, false,
+			    &c);
 	if (c.mode != SRD_POLL_DATA)
-		return 0;
+		return SRD_PROTO_OFF;
 	if (ep->pkt_size < SRD_RING_SLOT_SIZE) {
 		FI_INFO(&srd_prov, FI_LOG_EP_CTRL,
 			"MTU %u below a ring slot (%u): polling completions\n",
 			ep->pkt_size, SRD_RING_SLOT_SIZE);
-		return 0;
+		return SRD_PROTO_OFF;
 	}
 	re = calloc(1, sizeof(*re));
 	if (!re)

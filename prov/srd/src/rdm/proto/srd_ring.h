@@ -8,7 +8,8 @@
  * A ring message is an ordinary EAGER packet (struct srd_pkt_msg + payload,
  * with the peer's msg_id), so the receiver hands it to srd_rx_handle_msg
  * and the same reorder window orders it against send/recv messages: that
- * is what keeps FI_ORDER_SAS across both paths.
+ * is what keeps FI_ORDER_SAS across both paths. The protocol itself (the
+ * ring's entry in the protocol table) is srd_proto_ring.c.
  *
  * Region announced in HELLO/HELLO_ACK (ring_addr, ring_key, ring_slots,
  * ring_slot_size): ring_slots slots of ring_slot_size bytes (128-byte
@@ -34,7 +35,7 @@
 #define SRD_RING_H
 
 #include "weft/compat.h"
-#include "../srd_rdm.h"
+#include "../srd_proto.h"
 
 #define SRD_RING_SLOTS_DEFAULT 32	/* per peer (FI_SRD_RING_SLOTS) */
 #define SRD_RING_SLOTS_MIN 2
@@ -76,11 +77,11 @@ struct srd_ring_stats {
 
 struct srd_ring_peer;
 typedef bool (*srd_ring_poll_fn)(struct srd_ep *ep, struct srd_ring_peer *rp);
-/* Frames the packet in tb for the peer's ring in place: bytes to write
- * from tb->data, and where. */
-typedef void (*srd_ring_frame_fn)(struct srd_ring_peer *rp,
-				  struct srd_txbuf *tb, uint32_t *wlen,
-				  uint64_t *raddr);
+/* Writes tx's EAGER packet (len bytes) into dst framed for the peer's
+ * ring: returns the bytes to write from dst, and where (raddr). */
+typedef uint32_t (*srd_ring_frame_fn)(struct srd_ring_peer *rp,
+				      struct srd_tx_entry *tx, uint8_t *dst,
+				      uint32_t len, uint64_t *raddr);
 
 /* Per endpoint in data mode (ep->ring; NULL in completion mode). */
 struct srd_ring_ep {
@@ -124,11 +125,11 @@ struct srd_ring_peer {
 /* FI_SRD_RING_SLOTS, read at endpoint open: out of range or not a power of
  * two keeps the default, with a warning. */
 uint32_t srd_ring_slots_setting(void);
+/* SRD_PROTO_OFF unless the endpoint polls on data. */
 int srd_ring_ep_init(struct srd_ep *ep);
 void srd_ring_ep_fini(struct srd_ep *ep);
 /* Our ring for peer, allocated on first use; fills the hello fields.
- * Nothing is announced (features 0) when the ep polls completions or the
- * ring cannot be allocated. */
+ * Nothing is announced (features 0) when the ring cannot be allocated. */
 void srd_ring_hello_fill(struct srd_ep *ep, struct srd_peer *peer,
 			 struct srd_pkt_hello *h);
 /* The peer's HELLO/HELLO_ACK: its ring for us, if it announced one. */
@@ -142,20 +143,14 @@ void srd_ring_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
 		 const struct srd_dev_wc *wc);
 size_t srd_ring_bytes(uint32_t slots, uint32_t slot_size);
 
-/* srd_ring_rx.c: polling. */
-void srd_ring_progress(struct srd_ep *ep);
+/* srd_proto_ring.c: the framings (chosen per peer at the handshake) and
+ * the pollers (chosen per endpoint). */
+uint32_t srd_ring_frame_seq(struct srd_ring_peer *rp, struct srd_tx_entry *tx,
+			    uint8_t *dst, uint32_t len, uint64_t *raddr);
+uint32_t srd_ring_frame_line(struct srd_ring_peer *rp, struct srd_tx_entry *tx,
+			     uint8_t *dst, uint32_t len, uint64_t *raddr);
 bool srd_ring_poll_seq(struct srd_ep *ep, struct srd_ring_peer *rp);
 bool srd_ring_poll_line(struct srd_ep *ep, struct srd_ring_peer *rp);
-
-/* srd_ring_tx.c: sending. */
-void srd_ring_frame_seq(struct srd_ring_peer *rp, struct srd_txbuf *tb,
-			uint32_t *wlen, uint64_t *raddr);
-void srd_ring_frame_line(struct srd_ring_peer *rp, struct srd_txbuf *tb,
-			 uint32_t *wlen, uint64_t *raddr);
-/* tb holds an EAGER packet of a message: 0 when it went into the peer's
- * ring, else the caller sends it as a packet. */
-int srd_ring_send(struct srd_ep *ep, struct srd_peer *peer,
-		  struct srd_txbuf *tb);
 
 /* Our ring's control line (credits the peer writes for our sends). */
 static inline uint8_t *srd_ring_ctrl(const struct srd_ring_peer *rp)
@@ -172,16 +167,6 @@ static inline uint32_t srd_ring_pad8(uint32_t len)
 static inline uint32_t srd_ring_rec_len(uint32_t len)
 {
 	return srd_ring_pad8(len) + (uint32_t)sizeof(struct srd_ring_credit);
-}
-
-/* The cheap test on the send path: only EAGER packets of a message to a
- * peer whose ring we may write. */
-static inline bool srd_ring_may_send(const struct srd_peer *peer,
-				     const struct srd_txbuf *tb)
-{
-	return peer->ring && peer->ring->tx_ready && tb->tx &&
-	       tb->len <= peer->ring->tx_max &&
-	       ((const struct srd_pkt_base *)tb->data)->type == SRD_PKT_EAGER;
 }
 
 #endif /* SRD_RING_H */
