@@ -151,9 +151,11 @@ static const struct weft_setting srd_setting_table[] = {
 		  "message (below one packet: the default)" },
 	{ .name = "long_probe_ms", .type = WEFT_SETTING_INT,
 	  SRD_FIELD(long_probe_ms), .def = SRD_LONG_PROBE_MS_DEFAULT,
-	  .help = "While a long message waits for its peer, probe the peer "
+	  .help = "While a transfer waits for its peer (a long send for its "
+		  "receiver, a message arriving in pieces for its sender, an "
+		  "emulated RMA or atomic for its target), probe the peer "
 		  "this often; a probe the device cannot deliver ends the "
-		  "peer's long transfers with an error (0: never)" },
+		  "peer's transfers with an error (0: never)" },
 };
 
 #define SRD_SETTINGS_COUNT WEFT_ARRAY_SIZE(srd_setting_table)

@@ -256,11 +256,12 @@ void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 	srd_peer_schedule(ep, peer);
 }
 
-/* The peer gets nothing more until a new handshake (a later send starts
- * one: it may have been unreachable only for a while), what was queued
- * toward it fails here, and every protocol ends its own work with it.
- * Called once per packet the device could not deliver, so possibly
- * several times for one failure: each pass finds only what is left. */
+/* The contract of weft/util_peer.h: the peer gets nothing more until a
+ * new handshake (a later send starts one: it may have been unreachable
+ * only for a while), what was queued toward it fails here, and every
+ * protocol ends its own work with it. Called once per packet the device
+ * could not deliver, so possibly several times for one failure: each
+ * pass finds only what is left. */
 void srd_peer_fail(struct srd_ep *ep, struct srd_peer *peer, int err,
 		   int prov_errno)
 {

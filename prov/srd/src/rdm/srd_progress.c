@@ -10,7 +10,7 @@
  * used (once an eighth of them, at most 16, wait), sends what peers had
  * queued (after the handshake, after RNR backoff), runs the send and
  * receive pumps (what waited for resources), the protocols' batch-end
- * hooks, and the liveness watch when long transfers wait on peers.
+ * hooks, and the liveness watch when something waits on a peer.
  */
 #include "weft/compat.h"
 #include "srd_proto.h"
@@ -195,6 +195,7 @@ static void srd_ep_on_unknown(struct srd_dev_cq *cq, const struct srd_dev_wc *wc
 static void srd_ep_on_batch_end(struct srd_dev_cq *cq, int n, void *arg)
 {
 	struct srd_ep *ep = arg;
+	uint64_t now;
 
 	(void)cq;
 	(void)n;
@@ -209,8 +210,8 @@ static void srd_ep_on_batch_end(struct srd_dev_cq *cq, int n, void *arg)
 	if (ep->rx_pump)
 		srd_rx_pump(ep);
 	srd_proto_progress(ep);
-	if (ep->watch_ns)
-		srd_watch(ep);
+	if (util_peer_watch_due(&ep->watch, &now))
+		srd_watch(ep, now);
 }
 
 const struct srd_dev_cq_ops srd_ep_cq_ops = {

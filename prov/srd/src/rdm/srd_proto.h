@@ -8,7 +8,7 @@
  * rx_unexp, rx_deliver, rx_step), which packet types and work-request
  * kinds it owns, what it does at each progress batch end, which peers it
  * waits on (the liveness watch), and how it ends its work with a peer
- * that failed (peer_failed).
+ * that failed (peer_failed, the contract of weft/util_peer.h).
  *
  * srd_protos[] (srd_proto.c) lists them in priority order. At endpoint
  * open srd_proto_ep_init runs their ep_init and keeps those that serve
@@ -56,9 +56,8 @@ struct srd_proto {
 	/* After each CQ poll: work found outside the CQ (memory rings). */
 	void (*poll)(struct srd_ep *ep);
 	/* Liveness: mark in probe (bit per peer id) the peers this
-	 * protocol's own objects wait on; true when any does. Sends
-	 * waiting for READ_DONE are watched by the RDM layer
-	 * (srd_watch.c). */
+	 * protocol's own objects wait on; true when any does. Messages'
+	 * transfers are watched by the RDM layer (srd_watch.c). */
 	bool (*watch)(struct srd_ep *ep, uint64_t *probe);
 
 	/* ---- peers ---- */

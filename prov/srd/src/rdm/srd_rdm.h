@@ -14,6 +14,7 @@
 
 #include "weft/compat.h"
 #include "weft/util.h"
+#include "weft/util_peer.h"
 #include "../dev/srd_dev.h"
 #include "srd_pkt.h"
 #include "srd_reorder.h"
@@ -254,6 +255,8 @@ struct srd_unexp {
 	struct util_srx_dest then;	/* receive that took it meanwhile */
 	bool then_set;
 	bool buf_pooled;		/* buf from ux_buf_pool */
+	int err;			/* it can no longer arrive whole */
+	int prov_errno;
 	uint8_t data[];			/* eager_max bytes */
 };
 
@@ -377,9 +380,8 @@ struct srd_ep {
 	struct srd_peer *flush;		/* peers with queued packets */
 	uint64_t rng;
 
-	/* liveness of the peers long transfers wait on (srd_watch.c) */
-	uint64_t probe_ns;		/* 0: no liveness probes */
-	uint64_t watch_ns;		/* next check; 0: nothing waits */
+	/* liveness of the peers something waits on (srd_watch.c) */
+	struct util_peer_watch watch;
 
 	/* protocols' state */
 	size_t medium_max;		/* medium: above, long by read */
@@ -438,7 +440,7 @@ void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 			   const void *pkt, size_t len);
 fi_addr_t srd_peer_fi_addr(struct srd_ep *ep, struct srd_peer *peer);
 /* The device reported peer unreachable: every protocol ends its work
- * with it; a later send starts a new handshake. */
+ * with it (weft/util_peer.h); a later send starts a new handshake. */
 void srd_peer_fail(struct srd_ep *ep, struct srd_peer *peer, int err,
 		   int prov_errno);
 int srd_peer_hello_send(struct srd_ep *ep, struct srd_peer *peer,
@@ -511,9 +513,9 @@ void srd_unexp_ready(struct srd_ep *ep, struct srd_unexp *ux);
 void srd_unexp_free(struct srd_ep *ep, struct srd_unexp *ux);
 
 /* srd_watch.c: settings of the long protocols, liveness of the peers
- * long transfers wait on. */
+ * something waits on. */
 void srd_watch_init(struct srd_ep *ep);
-void srd_watch(struct srd_ep *ep);
+void srd_watch(struct srd_ep *ep, uint64_t now);
 
 /* srd_msg.c: fi_ops_msg / fi_ops_tagged and receive posting. */
 extern const struct fi_ops_msg srd_msg_ops;

@@ -4,8 +4,8 @@
  * table (ids echoed by targets), the choice of its carrier (hardware RDMA
  * or the emulated protocol), the pending queue retried by progress,
  * completions and counters, and the RMA entry of the protocol table
- * (srd_proto_rma, srd_rma.h): its packets, work requests and batch-end
- * work.
+ * (srd_proto_rma, srd_rma.h): its packets, work requests, batch-end work,
+ * liveness watch and peer failure.
  */
 #include "weft/compat.h"
 #include "srd_rma.h"
@@ -651,6 +651,74 @@ const struct fi_ops_rma srd_rma_ops = {
 	.injectdata = srd_rma_injectdata,
 };
 
+/* ---- peer failure and liveness -------------------------------------------- */
+
+/* Requests of a failed peer we have not answered: nobody waits for them
+ * here, and an answer would start a handshake with it. */
+static void srd_rma_drop_target_work(struct srd_ep *ep, struct srd_peer *peer)
+{
+	struct srd_rma_resp *rs, *rtmp;
+	struct srd_rma_defer *d, *dtmp;
+
+	DL_FOREACH_SAFE(ep->rma->responding, rs, rtmp) {
+		if (rs->peer != peer)
+			continue;
+		DL_DELETE(ep->rma->responding, rs);
+		util_pool_put(&ep->rma->resp_pool, rs);
+	}
+	DL_FOREACH_SAFE(ep->rma->deferred, d, dtmp) {
+		if (d->peer != peer)
+			continue;
+		DL_DELETE(ep->rma->deferred, d);
+		util_pool_put(&ep->rma->defer_pool, d);
+	}
+}
+
+/* Every operation toward peer ends with err: those not started or waiting
+ * for resources at the next progress, those waiting for the target's
+ * answers at once (the answers will not come), those whose work requests
+ * the device holds when the device gives them back. */
+static void srd_rma_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
+				int err, int prov_errno)
+{
+	struct srd_rma_ep *r = ep->rma;
+	uint32_t i;
+
+	for (i = 0; i < SRD_RMA_OPS_MAX; i++) {
+		struct srd_rma_op *op = &r->ops[i];
+
+		if (!op->in_use || op->peer != peer)
+			continue;
+		srd_rma_op_fail(op, err, prov_errno);
+		if (op->carrier && op->carrier->answers) {
+			op->abandoned = true;
+			op->inflight = 0;
+		}
+		if (!op->on_pending)
+			srd_rma_op_try_complete(ep, op);
+	}
+	srd_rma_drop_target_work(ep, peer);
+}
+
+/* Operations waiting for their target's answers. */
+static bool srd_rma_watch(struct srd_ep *ep, uint64_t *probe)
+{
+	struct srd_rma_ep *r = ep->rma;
+	bool waiting = false;
+	uint32_t i;
+
+	for (i = 0; i < SRD_RMA_OPS_MAX; i++) {
+		struct srd_rma_op *op = &r->ops[i];
+
+		if (!op->in_use || !op->carrier || !op->carrier->answers ||
+		    !op->inflight || op->err)
+			continue;
+		util_peer_set_add(probe, op->peer->id);
+		waiting = true;
+	}
+	return waiting;
+}
+
 static const struct srd_proto_pkt srd_rma_pkts[] = {
 	{ SRD_PKT_WRITE, srd_rma_emu_handle_write },
 	{ SRD_PKT_READ_REQ, srd_rma_emu_handle_read_req },
@@ -666,6 +734,8 @@ const struct srd_proto srd_proto_rma = {
 	.ep_init = srd_rma_ep_init,
 	.ep_fini = srd_rma_ep_fini,
 	.progress = srd_rma_progress,
+	.watch = srd_rma_watch,
+	.peer_failed = srd_rma_peer_failed,
 	.pkts = srd_rma_pkts,
 	.wr_kind = SRD_WR_RMA,
 	.wr_done = srd_rma_wr_done,

@@ -3,7 +3,8 @@
  * srd RMA and atomics: one struct srd_rma_op per fi_read/fi_write/
  * fi_atomic call, with its own table of ids that targets echo. RMA is one
  * entry of the protocol table (srd_proto_rma, srd_rma.c): it owns the RMA
- * packet types and work requests and retries at each batch end. Inside it,
+ * packet types and work requests, retries at each batch end, is watched
+ * for liveness and ends its operations with a failed peer. Inside it,
  * each operation is carried, as decided once per operation, by one of
  * three carriers: hardware RDMA work requests (proto/srd_proto_rma_hw.c),
  * emulated WRITE/READ_REQ/READ_RESP/RMA_ACK packets
@@ -14,7 +15,7 @@
  * message (no matching, no reorder window, no send protocol to choose
  * by size) and the three share the operation's life (ids, pending queue,
  * completion, counters); what they share with messages is the packet
- * plumbing and progress, which the one table entry gives.
+ * plumbing, progress and peer failure, which the one table entry gives.
  */
 #ifndef SRD_RMA_H
 #define SRD_RMA_H
@@ -60,6 +61,9 @@ struct srd_rma_carrier {
 	/* A work request of op (or a packet of op's) completed. */
 	void (*wc)(struct srd_ep *ep, struct srd_rma_op *op,
 		   const struct srd_dev_wc *wc);
+	/* op->inflight counts answers of the target: when it fails they
+	 * will not come (srd_rma_peer_failed). */
+	bool answers;
 };
 
 extern const struct srd_rma_carrier srd_rma_hw;
@@ -76,6 +80,7 @@ struct srd_rma_op {
 	uint32_t id;			/* slot | generation << 16: tx_id */
 	uint8_t kind;			/* enum srd_rma_kind */
 	bool in_use;
+	bool abandoned;			/* the peer failed: no answers */
 	bool want_comp;
 	bool on_pending;
 	bool all_posted;		/* every WR / packet went out */

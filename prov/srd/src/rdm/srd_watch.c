@@ -1,19 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Settings of the long protocols, and the liveness of peers that long
- * transfers wait for.
+ * Settings of the long protocols, and the liveness of the peers that
+ * transfers wait on: the detection half of the peer-failure contract
+ * (weft/util_peer.h).
  *
  * A long send waits for its receiver (CTS, READ_DONE), possibly for a long
  * time: an unexpected message waits until the application posts a receive,
- * so no fixed timeout is right. What must not happen is waiting forever on
- * a peer that is gone. So while long transfers wait, each of their peers
- * is probed every long_probe_ms with a HELLO_ACK (idempotent at the
- * receiver: it repeats the handshake's answer). The device acknowledges a
- * probe only when the peer's QP exists; one it cannot deliver completes
- * with an error, and srd_peer_fail ends every long send waiting on that
- * peer with that error (FI_ENOTCONN: the endpoint is gone, FI_ETIMEDOUT:
- * unresponsive, ...). What else waits on a peer is reported by the
- * protocols' watch hooks (long receives by credits).
+ * so no fixed timeout is right. A partly received message waits for its
+ * sender, and a receiver that sends nothing never learns from its own
+ * sends that the sender is gone. What must not happen is waiting forever
+ * on a peer that is gone. So while something waits on peers, each of
+ * them is probed every long_probe_ms: with HELLO_ACK when its handshake
+ * is done (idempotent at the receiver: it repeats the handshake's
+ * answer), with HELLO when it failed since (a new handshake: the answer
+ * says it is back). The device acknowledges a probe only when the peer's
+ * QP exists; one it cannot deliver completes with an error, and
+ * srd_peer_fail ends everything waiting on that peer with that error
+ * (FI_ENOTCONN: the endpoint is gone, FI_ETIMEDOUT: unresponsive, ...).
+ *
+ * What waits: sends for their receiver's READ_DONE (any protocol),
+ * transfers arriving in pieces (every peer's rx_xfers, unexpected ones
+ * included), and whatever a protocol's watch hook reports (RMA waiting
+ * for its target's answers).
  */
 #include "weft/compat.h"
 #include "srd_proto.h"
@@ -39,14 +47,14 @@ void srd_watch_init(struct srd_ep *ep)
 	ep->cts_threshold = s.cts_threshold > ep->pc.eager_max ?
 			    s.cts_threshold : ep->pc.eager_max;
 	ep->cts_window = s.cts_window;
-	ep->probe_ns = (uint64_t)s.long_probe_ms * 1000000ull;
+	util_peer_watch_init(&ep->watch,
+			     (uint64_t)s.long_probe_ms * 1000000ull);
 }
 
-/* A long transfer started: make sure a batch end checks on it. */
+/* Something started waiting on a peer: make sure a batch end checks. */
 void srd_watch_arm(struct srd_ep *ep)
 {
-	if (!ep->watch_ns && ep->probe_ns)
-		ep->watch_ns = util_time_ns() + ep->probe_ns;
+	util_peer_watch_arm(&ep->watch);
 }
 
 /* Sends that still wait for their receiver. */
@@ -61,7 +69,22 @@ static bool srd_watch_tx(struct srd_ep *ep, uint64_t *probe)
 		if (!tx->in_use || !tx->done_wait || tx->err)
 			continue;
 		waiting = true;
-		probe[tx->peer->id / 64] |= 1ull << (tx->peer->id % 64);
+		util_peer_set_add(probe, tx->peer->id);
+	}
+	return waiting;
+}
+
+/* Peers whose messages are arriving in pieces. */
+static bool srd_watch_rx(struct srd_ep *ep, uint64_t *probe)
+{
+	bool waiting = false;
+	uint32_t i;
+
+	for (i = 0; i < ep->peer_count && i < SRD_MAX_PEERS; i++) {
+		if (!ep->peers[i] || !ep->peers[i]->rx_xfers)
+			continue;
+		waiting = true;
+		util_peer_set_add(probe, ep->peers[i]->id);
 	}
 	return waiting;
 }
@@ -72,39 +95,33 @@ static void srd_watch_probe(struct srd_ep *ep, const uint64_t *probe)
 
 	for (i = 0; i < ep->peer_count && i < SRD_MAX_PEERS; i++) {
 		struct srd_peer *peer = ep->peers[i];
+		uint8_t type;
 
-		if (!(probe[i / 64] & (1ull << (i % 64))) || !peer ||
-		    peer->state != SRD_PEER_READY)
+		if (!util_peer_set_has(probe, i) || !peer)
 			continue;
-		if (!srd_peer_hello_send(ep, peer, SRD_PKT_HELLO_ACK))
+		if (peer->state == SRD_PEER_READY)
+			type = SRD_PKT_HELLO_ACK;
+		else if (peer->state == SRD_PEER_NEW)
+			type = SRD_PKT_HELLO;
+		else
+			continue;	/* its HELLO is out: the answer tells */
+		if (!srd_peer_hello_send(ep, peer, type))
 			ep->lstat.probes++;
 		/* A full send queue left it queued: have the flush post it. */
 		srd_peer_schedule(ep, peer);
 	}
 }
 
-static bool srd_watch_any(const uint64_t *probe)
+/* A check is due (util_peer_watch_due at a batch end). */
+void srd_watch(struct srd_ep *ep, uint64_t now)
 {
-	size_t i;
-
-	for (i = 0; i < SRD_MAX_PEERS / 64; i++)
-		if (probe[i])
-			return true;
-	return false;
-}
-
-void srd_watch(struct srd_ep *ep)
-{
-	uint64_t probe[SRD_MAX_PEERS / 64] = { 0 };
-	uint64_t now = util_time_ns();
+	uint64_t probe[UTIL_PEER_SET_WORDS(SRD_MAX_PEERS)] = { 0 };
 	bool waiting;
 
-	if (now < ep->watch_ns)
-		return;
 	waiting = srd_watch_tx(ep, probe);
-	srd_proto_watch(ep, probe);
-	waiting = waiting || srd_watch_any(probe) || ep->rx_pump;
+	waiting = srd_watch_rx(ep, probe) || waiting;
+	waiting = srd_proto_watch(ep, probe) || waiting;
 	srd_watch_probe(ep, probe);
 	/* Disarmed when nothing waits: idle progress never reads a clock. */
-	ep->watch_ns = waiting ? now + ep->probe_ns : 0;
+	util_peer_watch_next(&ep->watch, now, waiting);
 }

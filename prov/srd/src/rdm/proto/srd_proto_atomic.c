@@ -506,4 +506,5 @@ void srd_atomic_handle_resp(struct srd_ep *ep, struct srd_peer *peer,
 const struct srd_rma_carrier srd_rma_atomic = {
 	.name = "atomic",
 	.wc = srd_rma_emu_wc,
+	.answers = true,
 };

@@ -28,9 +28,10 @@
  * cache) and a separate completion packet, since writes and sends are not
  * ordered on SRD. Packet DATA costs one copy on each side, like MEDIUM.
  *
- * A send waiting for a grant or READ_DONE from a peer that failed ends
- * with the error; a receive waiting for DATA from one ends with FI_EIO at
- * the next liveness check (srd_watch.c).
+ * Peer failure: a send waiting for a grant or READ_DONE ends with the
+ * error; a receive waiting for DATA completes with it (no READ_DONE: a
+ * packet would start a handshake with a failed peer). Both sides are
+ * watched while they wait (srd_watch.c).
  */
 #include "weft/compat.h"
 #include "../srd_proto.h"
@@ -394,30 +395,15 @@ static void srd_cts_handle_data(struct srd_ep *ep, struct srd_peer *peer,
 static void srd_cts_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
 				int err, int prov_errno)
 {
+	struct srd_rx_xfer *x, *tmp;
+
 	srd_tx_fail_peer(ep, peer, &srd_proto_cts, err, prov_errno);
-}
-
-/* Liveness: transfers whose sender failed end with an error; the peers
- * of the others are marked for a probe. */
-static bool srd_cts_watch(struct srd_ep *ep, uint64_t *probe)
-{
-	bool waiting = false;
-	uint32_t i;
-
-	for (i = 0; i < ep->cts_slot_count; i++) {
-		struct srd_rx_xfer *x = ep->cts_slots[i].x;
-
-		if (!x || x->on_pump)
+	DL_FOREACH_SAFE(peer->rx_xfers, x, tmp) {
+		if (x->proto != &srd_proto_cts)
 			continue;
-		if (x->peer->state != SRD_PEER_READY) {
-			srd_xfer_fail(x, FI_EIO, SRD_PROV_ERRNO_PEER_LOST);
-			srd_cts_rx_step(ep, x);
-			continue;
-		}
-		waiting = true;
-		probe[x->peer->id / 64] |= 1ull << (x->peer->id % 64);
+		srd_xfer_fail(x, FI_EIO, SRD_PROV_ERRNO_PEER_LOST);
+		srd_cts_rx_step(ep, x);
 	}
-	return waiting;
 }
 
 static const struct srd_proto_pkt srd_cts_pkts[] = {
@@ -430,7 +416,6 @@ const struct srd_proto srd_proto_cts = {
 	.name = "cts",
 	.ep_init = srd_cts_ep_init,
 	.ep_fini = srd_cts_ep_fini,
-	.watch = srd_cts_watch,
 	.peer_failed = srd_cts_peer_failed,
 	.fits = srd_cts_fits,
 	.tx_start = srd_cts_tx_start,

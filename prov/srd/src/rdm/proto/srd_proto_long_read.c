@@ -7,8 +7,15 @@
  * RDMA reads of at most max_rdma_size, then answers READ_DONE, on which
  * the sender completes. A truncating receiver reads what fits. Used above
  * medium_max when the peer announced SRD_FEAT_RDMA_READ in its handshake
- * (srd_proto_read_ok); otherwise CTS (srd_proto_cts.c). Senders that
- * wait for READ_DONE are watched by srd_watch.c.
+ * (srd_proto_read_ok); otherwise CTS (srd_proto_cts.c).
+ *
+ * Peer failure: a send waiting for READ_DONE ends with the error (the
+ * liveness probe finds a receiver that is gone, srd_watch.c); a receive
+ * stops posting reads, waits for those the device holds (they complete
+ * with errors of their own), sends no READ_DONE and completes with the
+ * error. A receive matched after its sender failed starts a new
+ * handshake first (reads need a peer that is there), which fails in turn
+ * when the sender is gone.
  */
 #include "weft/compat.h"
 #include "../srd_proto.h"
@@ -165,7 +172,8 @@ static size_t srd_src_seek(const struct srd_rx_xfer *x, uint64_t off,
 	return i;
 }
 
-/* Post the next read of x; -FI_EAGAIN when the send queue is full. */
+/* Post the next read of x; -FI_EAGAIN when the send queue is full or the
+ * peer is not there yet. */
 static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 {
 	uint64_t din, sin, n, chunk = ep->dev->caps.max_rdma_size ?
@@ -178,6 +186,10 @@ static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 
 	if (di >= x->dest.iov_count || si >= x->src_count || !x->mr[di])
 		return -FI_EINVAL;
+	/* Its sender failed since the message arrived: a new handshake
+	 * says whether it is still there (if not, srd_peer_fail ends x). */
+	if (x->peer->state == SRD_PEER_NEW)
+		srd_peer_hello_send(ep, x->peer, SRD_PKT_HELLO);
 	n = x->dest.iov[di].iov_len - din;
 	n = n < x->src[si].len - sin ? n : x->src[si].len - sin;
 	n = n < chunk ? n : chunk;
@@ -193,12 +205,15 @@ static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 	return 0;
 }
 
-/* All reads back: tell the sender, complete the receive. */
+/* All reads back: tell the sender (unless it failed: a packet would start
+ * a handshake), complete the receive. */
 static int srd_long_finish(struct srd_ep *ep, struct srd_rx_xfer *x)
 {
-	int ret = srd_rx_ctrl_send(ep, x, SRD_PKT_READ_DONE, 0, x->read_off,
-				   x->err ? -x->err : 0);
+	int ret = 0;
 
+	if (x->peer->state == SRD_PEER_READY)
+		ret = srd_rx_ctrl_send(ep, x, SRD_PKT_READ_DONE, 0, x->read_off,
+				       x->err ? -x->err : 0);
 	if (ret)
 		return ret;
 	srd_rx_complete_err(ep, &x->dest, &x->m, x->read_off, x->err,
@@ -260,11 +275,19 @@ static void srd_long_read_done(struct srd_ep *ep, struct srd_wr_hdr *hdr,
 	}
 }
 
-/* Sends waiting for READ_DONE from a failed peer will never see it. */
 static void srd_long_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
 				 int err, int prov_errno)
 {
+	struct srd_rx_xfer *x, *tmp;
+
 	srd_tx_fail_peer(ep, peer, &srd_proto_long_read, err, prov_errno);
+	DL_FOREACH_SAFE(peer->rx_xfers, x, tmp) {
+		if (x->proto != &srd_proto_long_read)
+			continue;
+		srd_xfer_fail(x, FI_EIO, SRD_PROV_ERRNO_PEER_LOST);
+		/* done here unless reads are still with the device */
+		srd_long_rx_step(ep, x);
+	}
 }
 
 const struct srd_proto srd_proto_long_read = {

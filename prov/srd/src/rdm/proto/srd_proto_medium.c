@@ -10,6 +10,13 @@
  * lands every segment by offset, into the matched receive or, when none
  * is posted yet, into a buffer of the whole message kept with the
  * unexpected entry (from the endpoint's pool when it fits).
+ *
+ * Peer failure: sends to the peer with segments still to hand out end
+ * with the error; transfers from it end too: a matched receive completes
+ * with the error, an unexpected message is marked so that the receive
+ * that takes it (now or later) completes with the error. Transfers from
+ * a peer are watched (srd_watch.c), so a sender that dies half way is
+ * found within the probe interval even when the receiver sends nothing.
  */
 #include "weft/compat.h"
 #include "../srd_proto.h"
@@ -135,6 +142,7 @@ static int srd_medium_start(struct srd_ep *ep, const struct util_srx_dest *dest,
 	x->ux = ux;
 	if (ux)
 		ux->xfer = x;
+	srd_watch_arm(ep);
 	srd_medium_place(ep, x, m);
 	return 0;
 }
@@ -208,8 +216,8 @@ static int srd_medium_rx_unexp(struct srd_ep *ep, struct srd_unexp *ux)
 	return 0;
 }
 
-/* A receive takes unexpected ux: now if it arrived whole, else when its
- * last segment lands (srd_unexp_ready). */
+/* A receive takes unexpected ux: now if it arrived whole (or can no
+ * longer), else when its last segment lands (srd_unexp_ready). */
 static void srd_medium_rx_deliver(struct srd_ep *ep,
 				  const struct util_srx_dest *dest,
 				  struct srd_unexp *ux)
@@ -222,15 +230,47 @@ static void srd_medium_rx_deliver(struct srd_ep *ep,
 		ux->then_set = true;
 		return;
 	}
-	util_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
-	srd_rx_complete(ep, dest, m, n, 0);
+	if (ux->err) {
+		srd_rx_complete_err(ep, dest, m, 0, ux->err, ux->prov_errno);
+	} else {
+		util_iov_copy_to(dest->iov, dest->iov_count, 0, m->payload, n);
+		srd_rx_complete(ep, dest, m, n, 0);
+	}
 	srd_unexp_free(ep, ux);
+}
+
+/* ---- peer failure ---------------------------------------------------------- */
+
+static void srd_medium_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
+				   int err, int prov_errno)
+{
+	struct srd_rx_xfer *x, *tmp;
+	struct srd_unexp *ux;
+
+	srd_tx_fail_peer(ep, peer, &srd_proto_medium, err, prov_errno);
+	DL_FOREACH_SAFE(peer->rx_xfers, x, tmp) {
+		if (x->proto != &srd_proto_medium)
+			continue;
+		ux = x->ux;
+		if (!ux)
+			srd_rx_complete_err(ep, &x->dest, &x->m, 0, FI_EIO,
+					    SRD_PROV_ERRNO_PEER_LOST);
+		srd_xfer_free(ep, x);
+		if (!ux)
+			continue;
+		/* Its receive, if one took it, completes now with the
+		 * error; otherwise the one that takes it later will. */
+		ux->err = FI_EIO;
+		ux->prov_errno = SRD_PROV_ERRNO_PEER_LOST;
+		srd_unexp_ready(ep, ux);
+	}
 }
 
 const struct srd_proto srd_proto_medium = {
 	.name = "medium",
 	.ep_init = srd_medium_ep_init,
 	.ep_fini = srd_medium_ep_fini,
+	.peer_failed = srd_medium_peer_failed,
 	.fits = srd_medium_fits,
 	.tx_start = srd_medium_tx_start,
 	.tx_step = srd_medium_tx_step,

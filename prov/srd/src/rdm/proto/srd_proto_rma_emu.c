@@ -40,6 +40,7 @@ void srd_rma_send(struct srd_ep *ep, struct srd_rma_op *op,
 {
 	op->sends++;
 	op->inflight++;
+	srd_watch_arm(ep);
 	srd_pkt_send(ep, op->peer, tb, len);
 }
 
@@ -144,8 +145,10 @@ void srd_rma_emu_wc(struct srd_ep *ep, struct srd_rma_op *op,
 
 	op->sends--;
 	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS)) {
-		/* Not delivered: no answer will come for it. */
-		op->inflight--;
+		/* Not delivered: no answer will come for it (none counted
+		 * once the peer failed). */
+		if (!op->abandoned)
+			op->inflight--;
 		srd_dev_wc_err_map(wc->status, wc->vendor_err, &e);
 		srd_rma_op_fail(op, e.err, e.prov_errno);
 	}
@@ -358,4 +361,5 @@ const struct srd_rma_carrier srd_rma_emu = {
 	.name = "emulated",
 	.pump = srd_rma_emu_pump,
 	.wc = srd_rma_emu_wc,
+	.answers = true,
 };

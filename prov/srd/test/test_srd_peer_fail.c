@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The peer-failure contract (weft/util_peer.h) in srd, protocol by
+ * protocol: once a peer's endpoint is gone, everything queued toward it or
+ * partly received from it ends with an error completion within a bounded
+ * time (the liveness probe interval, FI_SRD_LONG_PROBE_MS = 20 here, plus
+ * the device's answer), never a wait forever and never a success.
+ *
+ * Two srd endpoints in one process over softsrd; "dies" is fi_close of an
+ * endpoint (its QP is gone: the device answers "remote endpoint gone").
+ * One source, three programs (the device's settings are read once per
+ * process): TPF_MODE "read" (RDMA read on: eager, medium, long by read,
+ * RMA), "cts" (RDMA read off: long by credits), "ring" (poll on data:
+ * small messages by RDMA write into the peer's ring).
+ *
+ * To catch a message half way, the sender keeps only a few packet buffers
+ * (the rest of its free list is set aside) and only the receiver
+ * progresses: the sender's pump, which would send the rest, never runs
+ * before the sender dies.
+ */
+#include "test_srd_rma_common.h"
+#include "../src/rdm/srd_rma.h"
+#include "../src/rdm/proto/srd_ring.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef TPF_MODE
+#define TPF_MODE "read"
+#endif
+
+#define PROBE_MS 20
+/* What "bounded" means here: probes every 20 ms and an answer from the
+ * device, with room for a loaded machine. */
+#define BOUND_NS (10ull * 1000000000ull)
+#define MIB (1024 * 1024)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Read one entry of e's CQ into its stash (e's progress only). */
+static int poll_one(struct tep *e)
+{
+	struct fi_cq_tagged_entry ent;
+	struct fi_cq_err_entry err;
+	struct tent *t = &e->ents[e->n];
+	ssize_t ret;
+
+	if (!e->ep)
+		return 0;
+	ret = fi_cq_read(e->cq, &ent, 1);
+	if (ret == -FI_EAGAIN)
+		return 0;
+	assert_true(e->n < TCQ_MAX);
+	memset(t, 0, sizeof(*t));
+	if (ret == -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(fi_cq_readerr(e->cq, &err, 0), 1);
+		t->e.op_context = err.op_context;
+		t->e.flags = err.flags;
+		t->err = err.err;
+		t->prov_errno = err.prov_errno;
+	} else {
+		assert_int_equal(ret, 1);
+		t->e = ent;
+	}
+	e->n++;
+	return 1;
+}
+
+/* Progress only e until it has n entries; they must all come within
+ * BOUND_NS. Returns the time it took. */
+static uint64_t wait_n(struct tep *e, int n)
+{
+	uint64_t t0 = now_ns(), dt = 0;
+
+	while (e->n < n && (dt = now_ns() - t0) < BOUND_NS)
+		poll_one(e);
+	if (e->n < n)
+		fail_msg("%d of %d completions after %llu ms: the peer's "
+			 "failure left work waiting", e->n, n,
+			 (unsigned long long)(dt / 1000000));
+	return dt;
+}
+
+/* Run poll until cond holds, within BOUND_NS. */
+#define UNTIL(cond, poll)						\
+	do {								\
+		uint64_t until_t0_ = now_ns();				\
+									\
+		while (!(cond) && now_ns() - until_t0_ < BOUND_NS)	\
+			poll;						\
+		if (!(cond))						\
+			fail_msg("waited %llu ms for " #cond,		\
+				 (unsigned long long)BOUND_NS / 1000000); \
+	} while (0)
+
+/* The next entry of e must be an error for ctx, with err and prov_errno. */
+static void take_err_is(struct tep *e, void *ctx, int err, int prov_errno)
+{
+	struct tent t = tfab_take(e);
+
+	if (!t.err)
+		fail_msg("a success for %p where the peer died",
+			 t.e.op_context);
+	assert_ptr_equal(t.e.op_context, ctx);
+	print_message("#   %p: %s (prov_errno %d)\n", ctx, fi_strerror(t.err),
+		      t.prov_errno);
+	assert_int_equal(t.err, err);
+	assert_int_equal(t.prov_errno, prov_errno);
+}
+
+/* Something of ours toward the dead peer: the device's answer, "remote
+ * endpoint gone". */
+static void take_err(struct tep *e, void *ctx)
+{
+	take_err_is(e, ctx, FI_ENOTCONN, SRD_EFA_IO_REMOTE_BAD_DEST_QPN);
+}
+
+/* A message from the dead peer that can no longer arrive whole. */
+static void take_lost(struct tep *e, void *ctx)
+{
+	take_err_is(e, ctx, FI_EIO, SRD_PROV_ERRNO_PEER_LOST);
+}
+
+/* Both progress until e has n entries, all successes. */
+static void take_ok(struct tfab *f, struct tep *e, void *ctx)
+{
+	struct tent t;
+
+	tfab_wait(f, e, 1);
+	t = tfab_take(e);
+	if (t.err)
+		fail_msg("error %d where a success was due", t.err);
+	assert_ptr_equal(t.e.op_context, ctx);
+}
+
+static void hello(struct tfab *f)
+{
+	char s[8] = "hi", d[8];
+	int sctx, rctx;
+
+	tfab_recv(f, d, sizeof(d), 0, false, &rctx);
+	tfab_send(f, s, sizeof(s), 0, false, &sctx);
+	take_ok(f, &f->b, &rctx);
+	take_ok(f, &f->a, &sctx);
+}
+
+static void die(struct tep *e)
+{
+	assert_int_equal(fi_close(&e->ep->fid), 0);
+	e->ep = NULL;
+}
+
+static struct srd_ep *sep(struct tep *e)
+{
+	return to_srd_ep(e->ep);
+}
+
+/* Leave e's endpoint n free packet buffers; the others are set aside
+ * (they stay in the slab, which the endpoint frees at close). */
+static void keep_txbufs(struct tep *e, int n)
+{
+	struct srd_txbuf *tb = sep(e)->tx_free;
+
+	while (tb && --n > 0)
+		tb = tb->next;
+	assert_non_null(tb);
+	tb->next = NULL;
+}
+
+/* The receive-side transfer of e's only peer, NULL when none. */
+static struct srd_rx_xfer *rx_xfer(struct tep *e)
+{
+	struct srd_ep *ep = sep(e);
+
+	return ep->peer_count ? ep->peers[0]->rx_xfers : NULL;
+}
+
+/* Whether e found its only peer gone (a new handshake would start). */
+static bool peer_failed(struct tep *e)
+{
+	return sep(e)->peers[0]->state != SRD_PEER_READY;
+}
+
+/* Progress b alone until a's message, matched or not, has `bytes` in
+ * (and not all of it). */
+static void wait_partial(struct tfab *f, uint64_t bytes, uint64_t total)
+{
+	struct srd_rx_xfer *x;
+
+	UNTIL(rx_xfer(&f->b) && rx_xfer(&f->b)->received >= bytes,
+	      poll_one(&f->b));
+	x = rx_xfer(&f->b);
+	assert_true(x->received < total);
+	print_message("#   %llu of %llu bytes in when the sender dies\n",
+		      (unsigned long long)x->received,
+		      (unsigned long long)total);
+}
+
+static int unexp_count(struct tep *e)
+{
+	struct util_unexp_entry *u;
+	int n = 0;
+
+	for (u = sep(e)->srx.msg_q.unexp; u; u = u->next)
+		n++;
+	return n;
+}
+
+/* ---- eager --------------------------------------------------------------- */
+
+/* Eager sends queued behind the handshake toward an endpoint that is gone:
+ * each ends with an error, none with a success. */
+static void test_eager_queued(void **state)
+{
+	struct tfab f;
+	char buf[8][64];
+	int ctx[8], i;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	die(&f.b);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(fi_send(f.a.ep, buf[i], sizeof(buf[i]), NULL,
+					 f.a.peer, &ctx[i]), 0);
+	wait_n(&f.a, 8);
+	for (i = 0; i < 8; i++)
+		take_err(&f.a, &ctx[i]);
+	tfab_close(&f);
+}
+
+/* ---- medium -------------------------------------------------------------- */
+
+#define MEDIUM_LEN (7 * f.eager_max + 100)
+
+/* A medium send toward an endpoint that is gone. */
+static void test_medium_receiver_gone(void **state)
+{
+	struct tfab f;
+	uint8_t *src;
+	int ctx;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	src = calloc(1, MEDIUM_LEN);
+	assert_non_null(src);
+	hello(&f);
+	die(&f.b);
+	assert_int_equal(fi_send(f.a.ep, src, MEDIUM_LEN, NULL, f.a.peer, &ctx),
+			 0);
+	wait_n(&f.a, 1);
+	take_err(&f.a, &ctx);
+	free(src);
+	tfab_close(&f);
+}
+
+/* The sender dies after 2 of 8 segments of a message a posted receive
+ * matched: the receive ends with an error, found by the receiver's
+ * liveness probe (it sends nothing else to the sender). */
+static void test_medium_partial_matched(void **state)
+{
+	struct tfab f;
+	uint8_t *src, *dst;
+	int sctx, rctx;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	src = calloc(1, MEDIUM_LEN);
+	dst = malloc(MEDIUM_LEN);
+	assert_non_null(src);
+	assert_non_null(dst);
+	hello(&f);
+	tfab_recv(&f, dst, MEDIUM_LEN, 0, false, &rctx);
+	keep_txbufs(&f.a, 2);
+	assert_int_equal(fi_send(f.a.ep, src, MEDIUM_LEN, NULL, f.a.peer,
+				 &sctx), 0);
+	wait_partial(&f, 2 * f.eager_max, MEDIUM_LEN);
+	die(&f.a);
+	wait_n(&f.b, 1);
+	take_lost(&f.b, &rctx);
+	free(src);
+	free(dst);
+	tfab_close(&f);
+}
+
+/* The same with no receive posted yet: the partial message waits in the
+ * unexpected queue; the receive posted after the sender died takes it
+ * and ends with an error. */
+static void test_medium_partial_unexpected(void **state)
+{
+	struct tfab f;
+	uint8_t *src, *dst;
+	int sctx, rctx;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	src = calloc(1, MEDIUM_LEN);
+	dst = malloc(MEDIUM_LEN);
+	assert_non_null(src);
+	assert_non_null(dst);
+	hello(&f);
+	keep_txbufs(&f.a, 3);
+	assert_int_equal(fi_send(f.a.ep, src, MEDIUM_LEN, NULL, f.a.peer,
+				 &sctx), 0);
+	wait_partial(&f, 3 * f.eager_max, MEDIUM_LEN);
+	assert_non_null(sep(&f.b)->srx.msg_q.unexp);
+	die(&f.a);
+	/* b progresses (its liveness probe finds a gone) before it posts */
+	UNTIL(peer_failed(&f.b), poll_one(&f.b));
+	assert_int_equal(fi_recv(f.b.ep, dst, MEDIUM_LEN, NULL, FI_ADDR_UNSPEC,
+				 &rctx), 0);
+	wait_n(&f.b, 1);
+	take_lost(&f.b, &rctx);
+	free(src);
+	free(dst);
+	tfab_close(&f);
+}
+
+/* ---- long by RDMA read ----------------------------------------------------- */
+
+/* The receiver dies while the sender waits for its READ_DONE (the
+ * message is unexpected there): the send ends with an error. */
+static void test_long_read_receiver_gone(void **state)
+{
+	struct tfab f;
+	uint8_t *src = calloc(1, MIB);
+	int ctx;
+
+	(void)state;
+	assert_non_null(src);
+	tfab_open(&f, 0, true);
+	hello(&f);
+	tfab_send(&f, src, MIB, 0, false, &ctx);
+	assert_int_equal(sep(&f.a)->lstat.long_rts, 1);
+	UNTIL(sep(&f.b)->srx.msg_q.unexp, tfab_poll(&f));
+	die(&f.b);
+	wait_n(&f.a, 1);
+	take_err(&f.a, &ctx);
+	free(src);
+	tfab_close(&f);
+}
+
+/* Two long messages wait unexpected at the receiver when their sender
+ * dies; both receives posted afterwards end with an error: the first
+ * finds the sender gone by its RDMA read, the second is posted once the
+ * receiver knows, and no read goes to a failed peer before a new
+ * handshake, which fails in turn. */
+static void test_long_read_sender_gone(void **state)
+{
+	struct tfab f;
+	uint8_t *src = calloc(2, MIB), *dst = malloc(2 * MIB);
+	int sctx[2], rctx[2];
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	tfab_open(&f, 0, true);
+	hello(&f);
+	tfab_send(&f, src, MIB, 0, false, &sctx[0]);
+	tfab_send(&f, src + MIB, MIB, 0, false, &sctx[1]);
+	assert_int_equal(sep(&f.a)->lstat.long_rts, 2);
+	UNTIL(unexp_count(&f.b) == 2, tfab_poll(&f));
+	die(&f.a);
+	assert_int_equal(fi_recv(f.b.ep, dst, MIB, NULL, FI_ADDR_UNSPEC,
+				 &rctx[0]), 0);
+	wait_n(&f.b, 1);
+	take_err(&f.b, &rctx[0]);
+	UNTIL(peer_failed(&f.b), poll_one(&f.b));
+	assert_int_equal(fi_recv(f.b.ep, dst + MIB, MIB, NULL, FI_ADDR_UNSPEC,
+				 &rctx[1]), 0);
+	wait_n(&f.b, 1);
+	take_lost(&f.b, &rctx[1]);
+	free(src);
+	free(dst);
+	tfab_close(&f);
+}
+
+/* ---- long by credits (CTS) --------------------------------------------------- */
+
+/* The sender dies part way through a matched CTS transfer: the receive
+ * (part of its buffer granted and filled) ends with an error. */
+static void test_cts_sender_gone(void **state)
+{
+	struct tfab f;
+	size_t len = 8 * MIB;
+	uint8_t *src = calloc(1, len), *dst = malloc(len);
+	int sctx, rctx;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(dst);
+	tfab_open(&f, 0, true);
+	hello(&f);
+	tfab_recv(&f, dst, len, 0, false, &rctx);
+	keep_txbufs(&f.a, 4);
+	tfab_send(&f, src, len, 0, false, &sctx);
+	assert_int_equal(sep(&f.a)->lstat.cts_rts, 1);
+	/* both progress: the grant must reach the sender, which sends DATA
+	 * four packets at a time */
+	UNTIL(rx_xfer(&f.b) && rx_xfer(&f.b)->received >= 2 * f.mtu,
+	      tfab_poll(&f));
+	assert_true(rx_xfer(&f.b)->received < len);
+	die(&f.a);
+	f.a.n = 0;
+	wait_n(&f.b, 1);
+	take_lost(&f.b, &rctx);
+	free(src);
+	free(dst);
+	tfab_close(&f);
+}
+
+/* The receiver dies while the sender waits for a grant. */
+static void test_cts_receiver_gone(void **state)
+{
+	struct tfab f;
+	size_t len = 4 * MIB;
+	uint8_t *src = calloc(1, len);
+	int ctx;
+
+	(void)state;
+	assert_non_null(src);
+	tfab_open(&f, 0, true);
+	hello(&f);
+	tfab_send(&f, src, len, 0, false, &ctx);
+	assert_int_equal(sep(&f.a)->lstat.cts_rts, 1);
+	UNTIL(sep(&f.b)->srx.msg_q.unexp, tfab_poll(&f));
+	die(&f.b);
+	wait_n(&f.a, 1);
+	take_err(&f.a, &ctx);
+	free(src);
+	tfab_close(&f);
+}
+
+/* ---- ring (poll on data) ------------------------------------------------------ */
+
+/* Small messages toward a peer whose ring is gone: the ring writes fail,
+ * each send ends with an error, and nothing more goes into that ring. */
+static void test_ring_receiver_gone(void **state)
+{
+	struct tfab f;
+	char buf[4][32];
+	uint64_t ring0;
+	int ctx[4], i;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	hello(&f);
+	hello(&f);
+	assert_non_null(sep(&f.a)->ring);
+	assert_true(sep(&f.a)->peers[0]->ring->tx_ready);
+	ring0 = sep(&f.a)->ring->stats.tx_ring;
+	die(&f.b);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(fi_send(f.a.ep, buf[i], sizeof(buf[i]), NULL,
+					 f.a.peer, &ctx[i]), 0);
+	assert_true(sep(&f.a)->ring->stats.tx_ring > ring0);
+	wait_n(&f.a, 4);
+	for (i = 0; i < 4; i++)
+		take_err(&f.a, &ctx[i]);
+	assert_false(sep(&f.a)->peers[0]->ring->tx_ready);
+	tfab_close(&f);
+}
+
+/* ---- RMA and atomics ---------------------------------------------------------- */
+
+static void rma_open(struct trma *t, bool emulate)
+{
+	srd_rma_force_emulation = emulate;
+	trma_open(t, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	assert_true(emulate || to_srd_ep(t->f.a.ep)->rma->hw_write);
+}
+
+/* The initiator's only operation in flight. */
+static struct srd_rma_op *rma_op(struct trma *t)
+{
+	struct srd_rma_ep *r = to_srd_ep(t->f.a.ep)->rma;
+	int i;
+
+	for (i = 0; i < SRD_RMA_OPS_MAX; i++)
+		if (r->ops[i].in_use)
+			return &r->ops[i];
+	fail_msg("no RMA operation in flight");
+	return NULL;
+}
+
+static void rma_close(struct trma *t)
+{
+	trma_close(t);
+	srd_rma_force_emulation = false;
+}
+
+/* The target takes an emulated read's request (its device received it),
+ * then dies before answering: the read ends with an error. */
+static void test_rma_emu_read_target_gone(void **state)
+{
+	struct trma t;
+	uint8_t *buf = malloc(64 * 1024);
+	int ctx;
+
+	(void)state;
+	assert_non_null(buf);
+	rma_open(&t, true);
+	assert_int_equal(fi_read(t.f.a.ep, buf, 64 * 1024, NULL, t.f.a.peer,
+				 t.base, t.key, &ctx), 0);
+	/* the request's send completes at a; b never progresses */
+	UNTIL(!rma_op(&t)->sends && rma_op(&t)->inflight == 1,
+	      poll_one(&t.f.a));
+	die(&t.f.b);
+	wait_n(&t.f.a, 1);
+	take_err(&t.f.a, &ctx);
+	free(buf);
+	rma_close(&t);
+}
+
+/* An emulated write whose acknowledgements never come. */
+static void test_rma_emu_write_target_gone(void **state)
+{
+	struct trma t;
+	uint8_t *buf = calloc(1, 64 * 1024);
+	int ctx;
+
+	(void)state;
+	assert_non_null(buf);
+	rma_open(&t, true);
+	assert_int_equal(fi_write(t.f.a.ep, buf, 64 * 1024, NULL, t.f.a.peer,
+				  t.base, t.key, &ctx), 0);
+	UNTIL(!rma_op(&t)->sends, poll_one(&t.f.a));
+	die(&t.f.b);
+	wait_n(&t.f.a, 1);
+	take_err(&t.f.a, &ctx);
+	free(buf);
+	rma_close(&t);
+}
+
+/* A fetching atomic whose response never comes. */
+static void test_atomic_target_gone(void **state)
+{
+	struct trma t;
+	uint64_t op = 1, res = 0;
+	int ctx;
+
+	(void)state;
+	rma_open(&t, true);
+	assert_int_equal(fi_fetch_atomic(t.f.a.ep, &op, 1, NULL, &res, NULL,
+					 t.f.a.peer, t.base, t.key, FI_UINT64,
+					 FI_SUM, &ctx), 0);
+	UNTIL(!rma_op(&t)->sends, poll_one(&t.f.a));
+	die(&t.f.b);
+	wait_n(&t.f.a, 1);
+	take_err(&t.f.a, &ctx);
+	rma_close(&t);
+}
+
+/* Device RDMA write toward a target that is gone. */
+static void test_rma_hw_target_gone(void **state)
+{
+	struct trma t;
+	uint8_t buf[256] = { 0 };
+	int ctx;
+
+	(void)state;
+	rma_open(&t, false);
+	die(&t.f.b);
+	assert_int_equal(fi_write(t.f.a.ep, buf, sizeof(buf), NULL, t.f.a.peer,
+				  t.base, t.key, &ctx), 0);
+	wait_n(&t.f.a, 1);
+	take_err(&t.f.a, &ctx);
+	rma_close(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest read_tests[] = {
+		cmocka_unit_test(test_eager_queued),
+		cmocka_unit_test(test_medium_receiver_gone),
+		cmocka_unit_test(test_medium_partial_matched),
+		cmocka_unit_test(test_medium_partial_unexpected),
+		cmocka_unit_test(test_long_read_receiver_gone),
+		cmocka_unit_test(test_long_read_sender_gone),
+		cmocka_unit_test(test_rma_emu_read_target_gone),
+		cmocka_unit_test(test_rma_emu_write_target_gone),
+		cmocka_unit_test(test_atomic_target_gone),
+		cmocka_unit_test(test_rma_hw_target_gone),
+	};
+	const struct CMUnitTest cts_tests[] = {
+		cmocka_unit_test(test_cts_sender_gone),
+		cmocka_unit_test(test_cts_receiver_gone),
+		cmocka_unit_test(test_medium_partial_matched),
+	};
+	const struct CMUnitTest ring_tests[] = {
+		cmocka_unit_test(test_ring_receiver_gone),
+		cmocka_unit_test(test_eager_queued),
+	};
+	char probe[16];
+
+	tfab_env();
+	snprintf(probe, sizeof(probe), "%d", PROBE_MS);
+	setenv("FI_SRD_LONG_PROBE_MS", probe, 1);
+	if (!strcmp(TPF_MODE, "cts")) {
+		setenv("FI_SRD_SOFT_RDMA_READ", "0", 1);
+		return cmocka_run_group_tests_name("srd_peer_fail_cts",
+						   cts_tests, NULL, NULL);
+	}
+	if (!strcmp(TPF_MODE, "ring")) {
+		setenv("FI_SRD_SOFT_IN_ORDER", "whole", 1);
+		setenv("FI_SRD_POLL_MODE", "data", 1);
+		return cmocka_run_group_tests_name("srd_peer_fail_ring",
+						   ring_tests, NULL, NULL);
+	}
+	return cmocka_run_group_tests_name("srd_peer_fail", read_tests, NULL,
+					   NULL);
+}
