@@ -22,6 +22,7 @@
 #include "../src/rdm/srd_rma.h"
 #include "../src/rdm/proto/srd_ring.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -129,29 +130,6 @@ static void take_lost(struct tep *e, void *ctx)
 	take_err_is(e, ctx, FI_EIO, SRD_PROV_ERRNO_PEER_LOST);
 }
 
-/* Both progress until e has n entries, all successes. */
-static void take_ok(struct tfab *f, struct tep *e, void *ctx)
-{
-	struct tent t;
-
-	tfab_wait(f, e, 1);
-	t = tfab_take(e);
-	if (t.err)
-		fail_msg("error %d where a success was due", t.err);
-	assert_ptr_equal(t.e.op_context, ctx);
-}
-
-static void hello(struct tfab *f)
-{
-	char s[8] = "hi", d[8];
-	int sctx, rctx;
-
-	tfab_recv(f, d, sizeof(d), 0, false, &rctx);
-	tfab_send(f, s, sizeof(s), 0, false, &sctx);
-	take_ok(f, &f->b, &rctx);
-	take_ok(f, &f->a, &sctx);
-}
-
 static void die(struct tep *e)
 {
 	assert_int_equal(fi_close(&e->ep->fid), 0);
@@ -214,137 +192,145 @@ static int unexp_count(struct tep *e)
 	return n;
 }
 
-/* ---- eager --------------------------------------------------------------- */
+/* Two endpoints (their handshake done when asked), and buffers of len
+ * bytes, MEDIUM_LEN meaning 8 segments of a medium message. */
+#define MEDIUM_LEN 0
+struct tpf {
+	struct tfab f;
+	uint8_t *src;
+	uint8_t *dst;
+	size_t len;
+};
+
+static void pf_open(struct tpf *t, size_t len, bool handshake)
+{
+	tfab_open(&t->f, 0, true);
+	t->len = len == MEDIUM_LEN ? 7 * t->f.eager_max + 100 : len;
+	len = t->len;
+	t->src = calloc(1, len);
+	t->dst = malloc(len);
+	assert_non_null(t->src);
+	assert_non_null(t->dst);
+	if (handshake)
+		tfab_hello(&t->f);
+}
+
+static void pf_close(struct tpf *t)
+{
+	free(t->src);
+	free(t->dst);
+	tfab_close(&t->f);
+}
+
+static uint64_t stat_of(struct tep *e, size_t off)
+{
+	return *(const uint64_t *)((const uint8_t *)&sep(e)->lstat + off);
+}
+
+/* ---- eager ----------------------------------------------------------------- */
 
 /* Eager sends queued behind the handshake toward an endpoint that is gone:
  * each ends with an error, none with a success. */
 static void test_eager_queued(void **state)
 {
-	struct tfab f;
-	char buf[8][64];
+	struct tpf t;
 	int ctx[8], i;
 
 	(void)state;
-	tfab_open(&f, 0, true);
-	die(&f.b);
+	pf_open(&t, 64, false);
+	die(&t.f.b);
 	for (i = 0; i < 8; i++)
-		assert_int_equal(fi_send(f.a.ep, buf[i], sizeof(buf[i]), NULL,
-					 f.a.peer, &ctx[i]), 0);
-	wait_n(&f.a, 8);
+		assert_int_equal(fi_send(t.f.a.ep, t.src, t.len, NULL,
+					 t.f.a.peer, &ctx[i]), 0);
+	wait_n(&t.f.a, 8);
 	for (i = 0; i < 8; i++)
-		take_err(&f.a, &ctx[i]);
-	tfab_close(&f);
+		take_err(&t.f.a, &ctx[i]);
+	pf_close(&t);
+}
+
+/* ---- sends waiting on a receiver that dies ----------------------------------- */
+
+/* A message of len bytes goes to b, which dies before taking it (unexpected
+ * there, or not even arrived); a's send ends with an error. stat: the
+ * counter of the protocol the send must have taken (or -1). */
+static void receiver_gone(size_t len, long stat)
+{
+	struct tpf t;
+	uint64_t n0;
+	int ctx;
+
+	pf_open(&t, len, true);
+	len = t.len;
+	n0 = stat >= 0 ? stat_of(&t.f.a, (size_t)stat) : 0;
+	tfab_send(&t.f, t.src, len, 0, false, &ctx);
+	if (stat >= 0) {
+		assert_int_equal(stat_of(&t.f.a, (size_t)stat), n0 + 1);
+		UNTIL(sep(&t.f.b)->srx.msg_q.unexp, tfab_poll(&t.f));
+	}
+	die(&t.f.b);
+	wait_n(&t.f.a, 1);
+	take_err(&t.f.a, &ctx);
+	pf_close(&t);
 }
 
 /* ---- medium -------------------------------------------------------------- */
 
-#define MEDIUM_LEN (7 * f.eager_max + 100)
-
 /* A medium send toward an endpoint that is gone. */
 static void test_medium_receiver_gone(void **state)
 {
-	struct tfab f;
-	uint8_t *src;
-	int ctx;
-
 	(void)state;
-	tfab_open(&f, 0, true);
-	src = calloc(1, MEDIUM_LEN);
-	assert_non_null(src);
-	hello(&f);
-	die(&f.b);
-	assert_int_equal(fi_send(f.a.ep, src, MEDIUM_LEN, NULL, f.a.peer, &ctx),
-			 0);
-	wait_n(&f.a, 1);
-	take_err(&f.a, &ctx);
-	free(src);
-	tfab_close(&f);
+	receiver_gone(MEDIUM_LEN, -1);
 }
 
-/* The sender dies after 2 of 8 segments of a message a posted receive
- * matched: the receive ends with an error, found by the receiver's
- * liveness probe (it sends nothing else to the sender). */
+/* The sender dies after `keep` of 8 segments of a medium message: with a
+ * receive posted (posted) or none yet. The receive ends with an error,
+ * found by the receiver's liveness probe (it sends nothing else to the
+ * sender); one posted after the sender died takes the partial message
+ * from the unexpected queue and ends with the error too. */
+static void medium_partial(bool posted, int keep)
+{
+	struct tpf t;
+	int sctx, rctx;
+
+	pf_open(&t, MEDIUM_LEN, true);
+	if (posted)
+		tfab_recv(&t.f, t.dst, t.len, 0, false, &rctx);
+	keep_txbufs(&t.f.a, keep);
+	assert_int_equal(fi_send(t.f.a.ep, t.src, t.len, NULL, t.f.a.peer,
+				 &sctx), 0);
+	wait_partial(&t.f, keep * t.f.eager_max, t.len);
+	assert_true(posted || sep(&t.f.b)->srx.msg_q.unexp);
+	die(&t.f.a);
+	if (!posted) {
+		/* b progresses (its probe finds a gone) before it posts */
+		UNTIL(peer_failed(&t.f.b), poll_one(&t.f.b));
+		assert_int_equal(fi_recv(t.f.b.ep, t.dst, t.len, NULL,
+					 FI_ADDR_UNSPEC, &rctx), 0);
+	}
+	wait_n(&t.f.b, 1);
+	take_lost(&t.f.b, &rctx);
+	pf_close(&t);
+}
+
 static void test_medium_partial_matched(void **state)
 {
-	struct tfab f;
-	uint8_t *src, *dst;
-	int sctx, rctx;
-
 	(void)state;
-	tfab_open(&f, 0, true);
-	src = calloc(1, MEDIUM_LEN);
-	dst = malloc(MEDIUM_LEN);
-	assert_non_null(src);
-	assert_non_null(dst);
-	hello(&f);
-	tfab_recv(&f, dst, MEDIUM_LEN, 0, false, &rctx);
-	keep_txbufs(&f.a, 2);
-	assert_int_equal(fi_send(f.a.ep, src, MEDIUM_LEN, NULL, f.a.peer,
-				 &sctx), 0);
-	wait_partial(&f, 2 * f.eager_max, MEDIUM_LEN);
-	die(&f.a);
-	wait_n(&f.b, 1);
-	take_lost(&f.b, &rctx);
-	free(src);
-	free(dst);
-	tfab_close(&f);
+	medium_partial(true, 2);
 }
 
-/* The same with no receive posted yet: the partial message waits in the
- * unexpected queue; the receive posted after the sender died takes it
- * and ends with an error. */
 static void test_medium_partial_unexpected(void **state)
 {
-	struct tfab f;
-	uint8_t *src, *dst;
-	int sctx, rctx;
-
 	(void)state;
-	tfab_open(&f, 0, true);
-	src = calloc(1, MEDIUM_LEN);
-	dst = malloc(MEDIUM_LEN);
-	assert_non_null(src);
-	assert_non_null(dst);
-	hello(&f);
-	keep_txbufs(&f.a, 3);
-	assert_int_equal(fi_send(f.a.ep, src, MEDIUM_LEN, NULL, f.a.peer,
-				 &sctx), 0);
-	wait_partial(&f, 3 * f.eager_max, MEDIUM_LEN);
-	assert_non_null(sep(&f.b)->srx.msg_q.unexp);
-	die(&f.a);
-	/* b progresses (its liveness probe finds a gone) before it posts */
-	UNTIL(peer_failed(&f.b), poll_one(&f.b));
-	assert_int_equal(fi_recv(f.b.ep, dst, MEDIUM_LEN, NULL, FI_ADDR_UNSPEC,
-				 &rctx), 0);
-	wait_n(&f.b, 1);
-	take_lost(&f.b, &rctx);
-	free(src);
-	free(dst);
-	tfab_close(&f);
+	medium_partial(false, 3);
 }
 
 /* ---- long by RDMA read ----------------------------------------------------- */
 
-/* The receiver dies while the sender waits for its READ_DONE (the
- * message is unexpected there): the send ends with an error. */
+/* The receiver dies while the sender waits for its READ_DONE. */
 static void test_long_read_receiver_gone(void **state)
 {
-	struct tfab f;
-	uint8_t *src = calloc(1, MIB);
-	int ctx;
-
 	(void)state;
-	assert_non_null(src);
-	tfab_open(&f, 0, true);
-	hello(&f);
-	tfab_send(&f, src, MIB, 0, false, &ctx);
-	assert_int_equal(sep(&f.a)->lstat.long_rts, 1);
-	UNTIL(sep(&f.b)->srx.msg_q.unexp, tfab_poll(&f));
-	die(&f.b);
-	wait_n(&f.a, 1);
-	take_err(&f.a, &ctx);
-	free(src);
-	tfab_close(&f);
+	receiver_gone(MIB, offsetof(struct srd_long_stats, long_rts));
 }
 
 /* Two long messages wait unexpected at the receiver when their sender
@@ -354,32 +340,26 @@ static void test_long_read_receiver_gone(void **state)
  * handshake, which fails in turn. */
 static void test_long_read_sender_gone(void **state)
 {
-	struct tfab f;
-	uint8_t *src = calloc(2, MIB), *dst = malloc(2 * MIB);
+	struct tpf t;
 	int sctx[2], rctx[2];
 
 	(void)state;
-	assert_non_null(src);
-	assert_non_null(dst);
-	tfab_open(&f, 0, true);
-	hello(&f);
-	tfab_send(&f, src, MIB, 0, false, &sctx[0]);
-	tfab_send(&f, src + MIB, MIB, 0, false, &sctx[1]);
-	assert_int_equal(sep(&f.a)->lstat.long_rts, 2);
-	UNTIL(unexp_count(&f.b) == 2, tfab_poll(&f));
-	die(&f.a);
-	assert_int_equal(fi_recv(f.b.ep, dst, MIB, NULL, FI_ADDR_UNSPEC,
+	pf_open(&t, 2 * MIB, true);
+	tfab_send(&t.f, t.src, MIB, 0, false, &sctx[0]);
+	tfab_send(&t.f, t.src + MIB, MIB, 0, false, &sctx[1]);
+	assert_int_equal(sep(&t.f.a)->lstat.long_rts, 2);
+	UNTIL(unexp_count(&t.f.b) == 2, tfab_poll(&t.f));
+	die(&t.f.a);
+	assert_int_equal(fi_recv(t.f.b.ep, t.dst, MIB, NULL, FI_ADDR_UNSPEC,
 				 &rctx[0]), 0);
-	wait_n(&f.b, 1);
-	take_err(&f.b, &rctx[0]);
-	UNTIL(peer_failed(&f.b), poll_one(&f.b));
-	assert_int_equal(fi_recv(f.b.ep, dst + MIB, MIB, NULL, FI_ADDR_UNSPEC,
-				 &rctx[1]), 0);
-	wait_n(&f.b, 1);
-	take_lost(&f.b, &rctx[1]);
-	free(src);
-	free(dst);
-	tfab_close(&f);
+	wait_n(&t.f.b, 1);
+	take_err(&t.f.b, &rctx[0]);
+	UNTIL(peer_failed(&t.f.b), poll_one(&t.f.b));
+	assert_int_equal(fi_recv(t.f.b.ep, t.dst + MIB, MIB, NULL,
+				 FI_ADDR_UNSPEC, &rctx[1]), 0);
+	wait_n(&t.f.b, 1);
+	take_lost(&t.f.b, &rctx[1]);
+	pf_close(&t);
 }
 
 /* ---- long by credits (CTS) --------------------------------------------------- */
@@ -388,54 +368,32 @@ static void test_long_read_sender_gone(void **state)
  * (part of its buffer granted and filled) ends with an error. */
 static void test_cts_sender_gone(void **state)
 {
-	struct tfab f;
-	size_t len = 8 * MIB;
-	uint8_t *src = calloc(1, len), *dst = malloc(len);
+	struct tpf t;
 	int sctx, rctx;
 
 	(void)state;
-	assert_non_null(src);
-	assert_non_null(dst);
-	tfab_open(&f, 0, true);
-	hello(&f);
-	tfab_recv(&f, dst, len, 0, false, &rctx);
-	keep_txbufs(&f.a, 4);
-	tfab_send(&f, src, len, 0, false, &sctx);
-	assert_int_equal(sep(&f.a)->lstat.cts_rts, 1);
+	pf_open(&t, 8 * MIB, true);
+	tfab_recv(&t.f, t.dst, t.len, 0, false, &rctx);
+	keep_txbufs(&t.f.a, 4);
+	tfab_send(&t.f, t.src, t.len, 0, false, &sctx);
+	assert_int_equal(sep(&t.f.a)->lstat.cts_rts, 1);
 	/* both progress: the grant must reach the sender, which sends DATA
 	 * four packets at a time */
-	UNTIL(rx_xfer(&f.b) && rx_xfer(&f.b)->received >= 2 * f.mtu,
-	      tfab_poll(&f));
-	assert_true(rx_xfer(&f.b)->received < len);
-	die(&f.a);
-	f.a.n = 0;
-	wait_n(&f.b, 1);
-	take_lost(&f.b, &rctx);
-	free(src);
-	free(dst);
-	tfab_close(&f);
+	UNTIL(rx_xfer(&t.f.b) && rx_xfer(&t.f.b)->received >= 2 * t.f.mtu,
+	      tfab_poll(&t.f));
+	assert_true(rx_xfer(&t.f.b)->received < t.len);
+	die(&t.f.a);
+	t.f.a.n = 0;
+	wait_n(&t.f.b, 1);
+	take_lost(&t.f.b, &rctx);
+	pf_close(&t);
 }
 
 /* The receiver dies while the sender waits for a grant. */
 static void test_cts_receiver_gone(void **state)
 {
-	struct tfab f;
-	size_t len = 4 * MIB;
-	uint8_t *src = calloc(1, len);
-	int ctx;
-
 	(void)state;
-	assert_non_null(src);
-	tfab_open(&f, 0, true);
-	hello(&f);
-	tfab_send(&f, src, len, 0, false, &ctx);
-	assert_int_equal(sep(&f.a)->lstat.cts_rts, 1);
-	UNTIL(sep(&f.b)->srx.msg_q.unexp, tfab_poll(&f));
-	die(&f.b);
-	wait_n(&f.a, 1);
-	take_err(&f.a, &ctx);
-	free(src);
-	tfab_close(&f);
+	receiver_gone(4 * MIB, offsetof(struct srd_long_stats, cts_rts));
 }
 
 /* ---- ring (poll on data) ------------------------------------------------------ */
@@ -444,38 +402,29 @@ static void test_cts_receiver_gone(void **state)
  * each send ends with an error, and nothing more goes into that ring. */
 static void test_ring_receiver_gone(void **state)
 {
-	struct tfab f;
-	char buf[4][32];
+	struct tpf t;
 	uint64_t ring0;
 	int ctx[4], i;
 
 	(void)state;
-	tfab_open(&f, 0, true);
-	hello(&f);
-	hello(&f);
-	assert_non_null(sep(&f.a)->ring);
-	assert_true(sep(&f.a)->peers[0]->ring->tx_ready);
-	ring0 = sep(&f.a)->ring->stats.tx_ring;
-	die(&f.b);
+	pf_open(&t, 32, true);
+	tfab_hello(&t.f);
+	assert_non_null(sep(&t.f.a)->ring);
+	assert_true(sep(&t.f.a)->peers[0]->ring->tx_ready);
+	ring0 = sep(&t.f.a)->ring->stats.tx_ring;
+	die(&t.f.b);
 	for (i = 0; i < 4; i++)
-		assert_int_equal(fi_send(f.a.ep, buf[i], sizeof(buf[i]), NULL,
-					 f.a.peer, &ctx[i]), 0);
-	assert_true(sep(&f.a)->ring->stats.tx_ring > ring0);
-	wait_n(&f.a, 4);
+		assert_int_equal(fi_send(t.f.a.ep, t.src, t.len, NULL,
+					 t.f.a.peer, &ctx[i]), 0);
+	assert_true(sep(&t.f.a)->ring->stats.tx_ring > ring0);
+	wait_n(&t.f.a, 4);
 	for (i = 0; i < 4; i++)
-		take_err(&f.a, &ctx[i]);
-	assert_false(sep(&f.a)->peers[0]->ring->tx_ready);
-	tfab_close(&f);
+		take_err(&t.f.a, &ctx[i]);
+	assert_false(sep(&t.f.a)->peers[0]->ring->tx_ready);
+	pf_close(&t);
 }
 
 /* ---- RMA and atomics ---------------------------------------------------------- */
-
-static void rma_open(struct trma *t, bool emulate)
-{
-	srd_rma_force_emulation = emulate;
-	trma_open(t, FI_REMOTE_READ | FI_REMOTE_WRITE);
-	assert_true(emulate || to_srd_ep(t->f.a.ep)->rma->hw_write);
-}
 
 /* The initiator's only operation in flight. */
 static struct srd_rma_op *rma_op(struct trma *t)
@@ -490,89 +439,69 @@ static struct srd_rma_op *rma_op(struct trma *t)
 	return NULL;
 }
 
-static void rma_close(struct trma *t)
+enum rma_kind { RMA_READ, RMA_WRITE, RMA_ATOMIC };
+
+/* An emulated operation whose target takes the request (its device
+ * received every packet: a's sends completed), then dies before it
+ * answers: the operation ends with an error instead of waiting for the
+ * answer. Device RDMA toward a target that is gone: the device's error. */
+static void rma_target_gone(enum rma_kind kind, bool emulate)
 {
-	trma_close(t);
+	struct trma t;
+	uint8_t buf[64 * 1024] = { 0 };
+	uint64_t res = 0;
+	ssize_t ret;
+	int ctx;
+
+	srd_rma_force_emulation = emulate;
+	trma_open(&t, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	assert_true(emulate || to_srd_ep(t.f.a.ep)->rma->hw_write);
+	if (!emulate)
+		die(&t.f.b);
+	if (kind == RMA_READ)
+		ret = fi_read(t.f.a.ep, buf, sizeof(buf), NULL, t.f.a.peer,
+			      t.base, t.key, &ctx);
+	else if (kind == RMA_WRITE)
+		ret = fi_write(t.f.a.ep, buf, sizeof(buf), NULL, t.f.a.peer,
+			       t.base, t.key, &ctx);
+	else
+		ret = fi_fetch_atomic(t.f.a.ep, buf, 1, NULL, &res, NULL,
+				      t.f.a.peer, t.base, t.key, FI_UINT64,
+				      FI_SUM, &ctx);
+	assert_int_equal(ret, 0);
+	if (emulate) {
+		UNTIL(!rma_op(&t)->sends && rma_op(&t)->inflight,
+		      poll_one(&t.f.a));
+		die(&t.f.b);
+	}
+	wait_n(&t.f.a, 1);
+	take_err(&t.f.a, &ctx);
+	trma_close(&t);
 	srd_rma_force_emulation = false;
 }
 
-/* The target takes an emulated read's request (its device received it),
- * then dies before answering: the read ends with an error. */
 static void test_rma_emu_read_target_gone(void **state)
 {
-	struct trma t;
-	uint8_t *buf = malloc(64 * 1024);
-	int ctx;
-
 	(void)state;
-	assert_non_null(buf);
-	rma_open(&t, true);
-	assert_int_equal(fi_read(t.f.a.ep, buf, 64 * 1024, NULL, t.f.a.peer,
-				 t.base, t.key, &ctx), 0);
-	/* the request's send completes at a; b never progresses */
-	UNTIL(!rma_op(&t)->sends && rma_op(&t)->inflight == 1,
-	      poll_one(&t.f.a));
-	die(&t.f.b);
-	wait_n(&t.f.a, 1);
-	take_err(&t.f.a, &ctx);
-	free(buf);
-	rma_close(&t);
+	rma_target_gone(RMA_READ, true);
 }
 
-/* An emulated write whose acknowledgements never come. */
 static void test_rma_emu_write_target_gone(void **state)
 {
-	struct trma t;
-	uint8_t *buf = calloc(1, 64 * 1024);
-	int ctx;
-
 	(void)state;
-	assert_non_null(buf);
-	rma_open(&t, true);
-	assert_int_equal(fi_write(t.f.a.ep, buf, 64 * 1024, NULL, t.f.a.peer,
-				  t.base, t.key, &ctx), 0);
-	UNTIL(!rma_op(&t)->sends, poll_one(&t.f.a));
-	die(&t.f.b);
-	wait_n(&t.f.a, 1);
-	take_err(&t.f.a, &ctx);
-	free(buf);
-	rma_close(&t);
+	rma_target_gone(RMA_WRITE, true);
 }
 
-/* A fetching atomic whose response never comes. */
 static void test_atomic_target_gone(void **state)
 {
-	struct trma t;
-	uint64_t op = 1, res = 0;
-	int ctx;
-
 	(void)state;
-	rma_open(&t, true);
-	assert_int_equal(fi_fetch_atomic(t.f.a.ep, &op, 1, NULL, &res, NULL,
-					 t.f.a.peer, t.base, t.key, FI_UINT64,
-					 FI_SUM, &ctx), 0);
-	UNTIL(!rma_op(&t)->sends, poll_one(&t.f.a));
-	die(&t.f.b);
-	wait_n(&t.f.a, 1);
-	take_err(&t.f.a, &ctx);
-	rma_close(&t);
+	rma_target_gone(RMA_ATOMIC, true);
 }
 
-/* Device RDMA write toward a target that is gone. */
 static void test_rma_hw_target_gone(void **state)
 {
-	struct trma t;
-	uint8_t buf[256] = { 0 };
-	int ctx;
-
 	(void)state;
-	rma_open(&t, false);
-	die(&t.f.b);
-	assert_int_equal(fi_write(t.f.a.ep, buf, sizeof(buf), NULL, t.f.a.peer,
-				  t.base, t.key, &ctx), 0);
-	wait_n(&t.f.a, 1);
-	take_err(&t.f.a, &ctx);
-	rma_close(&t);
+	rma_target_gone(RMA_WRITE, false);
 }
 
 int main(void)

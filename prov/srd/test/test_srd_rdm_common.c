@@ -185,3 +185,21 @@ void tfab_recv(struct tfab *f, void *buf, size_t len, uint64_t tag,
 			      fi_recv(f->b.ep, buf, len, NULL, FI_ADDR_UNSPEC,
 				      ctx));
 }
+
+void tfab_hello(struct tfab *f)
+{
+	char s[8] = "hi", d[8];
+	int sctx, rctx;
+	struct tent t;
+
+	tfab_recv(f, d, sizeof(d), 0, false, &rctx);
+	tfab_send(f, s, sizeof(s), 0, false, &sctx);
+	tfab_wait(f, &f->b, 1);
+	tfab_wait(f, &f->a, 1);
+	t = tfab_take(&f->b);
+	assert_int_equal(t.err, 0);
+	assert_ptr_equal(t.e.op_context, &rctx);
+	t = tfab_take(&f->a);
+	assert_int_equal(t.err, 0);
+	assert_ptr_equal(t.e.op_context, &sctx);
+}

@@ -86,5 +86,8 @@ void tfab_fill(uint8_t *buf, size_t len, unsigned int seed);
 		assert_int_equal(tfab_ret_, 0);				\
 	} while (0)
 void tfab_check(const uint8_t *buf, size_t len, unsigned int seed);
+/* One small message a -> b, both completed without error: the handshake
+ * is over afterwards. */
+void tfab_hello(struct tfab *f);
 
 #endif /* TEST_SRD_RDM_COMMON_H */

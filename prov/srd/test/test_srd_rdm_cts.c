@@ -288,17 +288,6 @@ static struct tent wait_err(struct tfab *f, struct tep *e)
 	return tfab_take(e);
 }
 
-static void hello(struct tfab *f)
-{
-	char s[8] = "hi", d[8];
-	int sctx, rctx;
-
-	tfab_recv(f, d, sizeof(d), 0, false, &rctx);
-	tfab_send(f, s, sizeof(s), 0, false, &sctx);
-	take_ok(f, &f->b, &rctx);
-	take_ok(f, &f->a, &sctx);
-}
-
 /* The receiver's endpoint closes while the sender waits at its RTS (never
  * matched): the liveness probe fails, the send ends with an error naming
  * the cause, nothing hangs. */
@@ -313,7 +302,7 @@ static void test_receiver_gone(void **state)
 	(void)state;
 	assert_non_null(src);
 	tfab_open(&f, 0, true);
-	hello(&f);
+	tfab_hello(&f);
 	tfab_send(&f, src, MIB, 0, false, &sctx);
 	for (i = 0; i < 1000000 && !to_srd_ep(f.b.ep)->srx.msg_q.unexp; i++)
 		tfab_poll(&f);
@@ -344,7 +333,7 @@ static void test_sender_gone(void **state)
 	assert_non_null(src);
 	assert_non_null(dst);
 	tfab_open(&f, 0, true);
-	hello(&f);
+	tfab_hello(&f);
 	tfab_send(&f, src, MIB, 0, false, &sctx);
 	for (i = 0; i < 1000000 && !to_srd_ep(f.b.ep)->srx.msg_q.unexp; i++)
 		tfab_poll(&f);
@@ -434,7 +423,7 @@ static void test_bad_cts_data_dropped(void **state)
 	tfab_open(&f, 0, true);
 	a = to_srd_ep(f.a.ep);
 	b = to_srd_ep(f.b.ep);
-	hello(&f);
+	tfab_hello(&f);
 	tfab_send(&f, src, len, 0, false, &sctx);
 	tx = cts_tx(a);
 	assert_non_null(tx);
@@ -508,7 +497,7 @@ static void test_unexpected_medium_pool(void **state)
 
 	(void)state;
 	tfab_open(&f, 0, true);
-	hello(&f);
+	tfab_hello(&f);
 	st = stats(&f.b);
 	ux_round(&f, NUX, 300);
 	assert_int_equal(st->ux_pool, 64);

@@ -88,22 +88,6 @@ static void check_named(struct fid_cq *cq, const struct fi_cq_err_entry *e,
 						  sizeof(buf)));
 }
 
-static void hello(struct tfab *f)
-{
-	char s[8] = "hi", d[8];
-	int sctx, rctx;
-	struct tent t;
-
-	tfab_recv(f, d, sizeof(d), 0, false, &rctx);
-	tfab_send(f, s, sizeof(s), 0, false, &sctx);
-	tfab_wait(f, &f->b, 1);
-	tfab_wait(f, &f->a, 1);
-	t = tfab_take(&f->b);
-	assert_int_equal(t.err, 0);
-	t = tfab_take(&f->a);
-	assert_int_equal(t.err, 0);
-}
-
 /* b's endpoint closes; a's next send fails naming b: "remote endpoint
  * gone". err_data in CQ memory (no buffer offered). */
 static void test_closed_peer(void **state)
@@ -115,7 +99,7 @@ static void test_closed_peer(void **state)
 
 	(void)state;
 	tfab_open(&f, 0, true);
-	hello(&f);
+	tfab_hello(&f);
 	name_str(f.b.name, f.b.namelen, peer, sizeof(peer));
 	assert_int_equal(fi_close(&f.b.ep->fid), 0);
 	f.b.ep = NULL;
