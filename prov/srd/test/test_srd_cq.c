@@ -42,13 +42,15 @@ static void rec_wc(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
 	rec.per_opcode[wc->opcode]++;
 }
 
-static void rec_unknown(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
+static void rec_unknown(struct srd_dev_cq *c, const struct srd_dev_wc *wc,
+			void *arg)
 {
 	rec.unknown++;
 	rec.wc[rec.n++] = *wc;
 }
 
-static void rec_error(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
+static void rec_error(struct srd_dev_cq *c, const struct srd_dev_wc *wc,
+		      void *arg)
 {
 	rec.errors++;
 	rec.wc[rec.n++] = *wc;
@@ -328,13 +330,17 @@ static void test_init_rejects_bad_setup(void **state)
 	struct srd_dev_cq_ops no_error = rec_ops;
 	struct srd_dev_cq tmp;
 
-	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &rec_ops), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &rec_ops),
+			 -FI_EINVAL);
 	attr.batch = SRD_CQ_BATCH_MAX + 1;
-	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &rec_ops), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &rec_ops),
+			 -FI_EINVAL);
 	attr.batch = 4;
 	no_error.on_error = NULL;
-	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &no_error), -FI_EINVAL);
-	assert_int_equal(srd_dev_cq_init(&tmp, NULL, NULL, &attr, &rec_ops), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_init(&tmp, cqx, NULL, &attr, &no_error),
+			 -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_init(&tmp, NULL, NULL, &attr, &rec_ops),
+			 -FI_EINVAL);
 	init_cq(4, false);
 }
 
@@ -345,14 +351,16 @@ static void test_cq_depth(void **state)
 	assert_int_equal(srd_dev_cq_depth(256, 1024, 0, 0, 0), 1280);
 	/* more than the device allows: clamped, with a warning */
 	assert_int_equal(srd_dev_cq_depth(4096, 32768, 4, 0, 32768), 32768);
-	assert_int_equal(srd_dev_cq_depth(UINT32_MAX, UINT32_MAX, 8, 0, 0), UINT32_MAX);
+	assert_int_equal(srd_dev_cq_depth(UINT32_MAX, UINT32_MAX, 8, 0, 0),
+			 UINT32_MAX);
 }
 
 static void test_cq_open_close(void **state)
 {
 	struct srd_dev *dev;
 	struct srd_dev_cq *dcq;
-	struct srd_dev_cq_attr attr = { .depth = 4096, .batch = 16, .arg = &rec };
+	struct srd_dev_cq_attr attr = { .depth = 4096, .batch = 16,
+					.arg = &rec };
 
 	assert_int_equal(srd_dev_open(&mock_verbs_ops, NULL, &dev), 0);
 	/* the host refuses the full size twice: halved each time */
@@ -371,10 +379,12 @@ static void test_cq_open_close(void **state)
 
 	/* a refusal that is not ENOMEM is final */
 	mock_fail(MOCK_CREATE_CQ_EX, 4, 1, EINVAL);
-	assert_int_equal(srd_dev_cq_open(dev, &attr, &rec_ops, &dcq), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_open(dev, &attr, &rec_ops, &dcq),
+			 -FI_EINVAL);
 	/* and bad callbacks unwind the created CQ */
 	attr.batch = 0;
-	assert_int_equal(srd_dev_cq_open(dev, &attr, &rec_ops, &dcq), -FI_EINVAL);
+	assert_int_equal(srd_dev_cq_open(dev, &attr, &rec_ops, &dcq),
+			 -FI_EINVAL);
 	srd_dev_close(dev);
 }
 
@@ -390,7 +400,8 @@ static uint64_t now_ns;
 static uint64_t rng = 12345;
 
 /* wr_id carries the peer index, as the RDM layer's tx entries would. */
-static void rnr_on_error(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
+static void rnr_on_error(struct srd_dev_cq *c, const struct srd_dev_wc *wc,
+			 void *arg)
 {
 	struct peer *p = &peers[wc->wr_id];
 
@@ -398,7 +409,8 @@ static void rnr_on_error(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void
 	srd_dev_rnr_on_rnr(&p->rnr, now_ns, &rng);
 }
 
-static void rnr_on_send(struct srd_dev_cq *c, const struct srd_dev_wc *wc, void *arg)
+static void rnr_on_send(struct srd_dev_cq *c, const struct srd_dev_wc *wc,
+			void *arg)
 {
 	srd_dev_rnr_on_success(&peers[wc->wr_id].rnr);
 }
@@ -523,5 +535,5 @@ int main(void)
 		T(test_rnr_first_wait_is_random),
 	};
 
-	return cmocka_run_group_tests_name("srd_dev_cq", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("srd_cq", tests, NULL, NULL);
 }

@@ -394,5 +394,5 @@ int main(void)
 		cmocka_unit_test_setup(test_info_small_device, setup),
 	};
 
-	return cmocka_run_group_tests_name("srd_dev", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("srd_device", tests, NULL, NULL);
 }

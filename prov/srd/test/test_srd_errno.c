@@ -91,10 +91,12 @@ static void test_every_vendor_err(void **state)
 
 		/* the vendor code wins over the generic status */
 		srd_dev_wc_err_map(IBV_WC_GENERAL_ERR, (uint32_t)v, &e);
-		print_message("# vendor %d (%s)\n", v, srd_dev_prov_strerror(v));
+		print_message("# vendor %d (%s)\n", v,
+			      srd_dev_prov_strerror(v));
 		assert_int_equal(e.err, want_vendor[v].err);
 		assert_int_equal(e.prov_errno, v);
-		assert_non_null(strstr(srd_dev_prov_strerror(v), want_vendor[v].words));
+		assert_non_null(strstr(srd_dev_prov_strerror(v),
+				       want_vendor[v].words));
 	}
 }
 
@@ -120,9 +122,11 @@ static void test_unknown_codes(void **state)
 	/* an unknown status too */
 	srd_dev_wc_err_map((enum ibv_wc_status)99, 0, &e);
 	assert_int_equal(e.err, FI_EOTHER);
-	assert_string_equal(srd_dev_prov_strerror(e.prov_errno), "unknown device error");
+	assert_string_equal(srd_dev_prov_strerror(e.prov_errno),
+			    "unknown device error");
 	assert_string_equal(srd_dev_prov_strerror(-5), "unknown device error");
-	assert_string_equal(srd_dev_prov_strerror(SRD_EFA_IO_MAX), "unknown device error");
+	assert_string_equal(srd_dev_prov_strerror(SRD_EFA_IO_MAX),
+			    "unknown device error");
 }
 
 static void test_format_names_peer(void **state)
@@ -130,8 +134,8 @@ static void test_format_names_peer(void **state)
 	char buf[256];
 	const char *s;
 
-	s = srd_dev_err_format(SRD_EFA_IO_REMOTE_RNR, "srd://fe80::1/qpn=7", buf,
-			       sizeof(buf));
+	s = srd_dev_err_format(SRD_EFA_IO_REMOTE_RNR, "srd://fe80::1/qpn=7",
+			       buf, sizeof(buf));
 	assert_ptr_equal(s, buf);
 	assert_non_null(strstr(buf, "peer srd://fe80::1/qpn=7"));
 	assert_non_null(strstr(buf, "receiver had no buffer posted (RNR)"));
@@ -142,7 +146,8 @@ static void test_format_names_peer(void **state)
 	assert_non_null(strstr(buf, "peer peer-b: remote unreachable"));
 
 	/* no peer known: the text alone */
-	srd_dev_err_format(SRD_PROV_ERRNO_WC_BASE + IBV_WC_WR_FLUSH_ERR, NULL, buf,
+	srd_dev_err_format(SRD_PROV_ERRNO_WC_BASE + IBV_WC_WR_FLUSH_ERR, NULL,
+			   buf,
 			   sizeof(buf));
 	assert_null(strstr(buf, "peer "));
 	assert_non_null(strstr(buf, "flushed"));
@@ -150,14 +155,16 @@ static void test_format_names_peer(void **state)
 	/* truncation is safe, and no buffer gives the static text */
 	srd_dev_err_format(SRD_EFA_IO_REMOTE_RNR, "x", buf, 8);
 	assert_int_equal(strlen(buf), 7);
-	assert_string_equal(srd_dev_err_format(SRD_EFA_IO_REMOTE_RNR, "x", NULL, 0),
+	assert_string_equal(srd_dev_err_format(SRD_EFA_IO_REMOTE_RNR, "x", NULL,
+					       0),
 			    srd_dev_prov_strerror(SRD_EFA_IO_REMOTE_RNR));
 }
 
 static void test_is_rnr(void **state)
 {
 	assert_true(srd_dev_wc_err_is_rnr(IBV_WC_RNR_RETRY_EXC_ERR, 0));
-	assert_true(srd_dev_wc_err_is_rnr(IBV_WC_GENERAL_ERR, SRD_EFA_IO_REMOTE_RNR));
+	assert_true(srd_dev_wc_err_is_rnr(IBV_WC_GENERAL_ERR,
+					  SRD_EFA_IO_REMOTE_RNR));
 	/* the vendor code says it was something else */
 	assert_false(srd_dev_wc_err_is_rnr(IBV_WC_RNR_RETRY_EXC_ERR,
 					   SRD_EFA_IO_LOCAL_UNRESP_REMOTE));

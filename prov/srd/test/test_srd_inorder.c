@@ -278,5 +278,5 @@ int main(void)
 		T(test_poll_mode_setting_parse),
 	};
 
-	return cmocka_run_group_tests_name("srd_dev_inorder", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("srd_inorder", tests, NULL, NULL);
 }

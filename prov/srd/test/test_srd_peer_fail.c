@@ -227,7 +227,7 @@ static uint64_t stat_of(struct tep *e, size_t off)
 	return *(const uint64_t *)((const uint8_t *)&sep(e)->lstat + off);
 }
 
-/* ---- eager ----------------------------------------------------------------- */
+/* ---- eager ---- */
 
 /* Eager sends queued behind the handshake toward an endpoint that is gone:
  * each ends with an error, none with a success. */
@@ -248,7 +248,7 @@ static void test_eager_queued(void **state)
 	pf_close(&t);
 }
 
-/* ---- sends waiting on a receiver that dies ----------------------------------- */
+/* ---- sends waiting on a receiver that dies ---- */
 
 /* A message of len bytes goes to b, which dies before taking it (unexpected
  * there, or not even arrived); a's send ends with an error. stat: the
@@ -273,7 +273,7 @@ static void receiver_gone(size_t len, long stat)
 	pf_close(&t);
 }
 
-/* ---- medium -------------------------------------------------------------- */
+/* ---- medium ---- */
 
 /* A medium send toward an endpoint that is gone. */
 static void test_medium_receiver_gone(void **state)
@@ -324,7 +324,7 @@ static void test_medium_partial_unexpected(void **state)
 	medium_partial(false, 3);
 }
 
-/* ---- long by RDMA read ----------------------------------------------------- */
+/* ---- long by RDMA read ---- */
 
 /* The receiver dies while the sender waits for its READ_DONE. */
 static void test_long_read_receiver_gone(void **state)
@@ -362,7 +362,7 @@ static void test_long_read_sender_gone(void **state)
 	pf_close(&t);
 }
 
-/* ---- long by credits (CTS) --------------------------------------------------- */
+/* ---- long by credits (CTS) ---- */
 
 /* The sender dies part way through a matched CTS transfer: the receive
  * (part of its buffer granted and filled) ends with an error. */
@@ -396,7 +396,7 @@ static void test_cts_receiver_gone(void **state)
 	receiver_gone(4 * MIB, offsetof(struct srd_long_stats, cts_rts));
 }
 
-/* ---- ring (poll on data) ------------------------------------------------------ */
+/* ---- ring (poll on data) ---- */
 
 /* Small messages toward a peer whose ring is gone: the ring writes fail,
  * each send ends with an error, and nothing more goes into that ring. */
@@ -424,7 +424,7 @@ static void test_ring_receiver_gone(void **state)
 	pf_close(&t);
 }
 
-/* ---- RMA and atomics ---------------------------------------------------------- */
+/* ---- RMA and atomics ---- */
 
 /* The initiator's only operation in flight. */
 static struct srd_rma_op *rma_op(struct trma *t)

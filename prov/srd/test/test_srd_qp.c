@@ -132,7 +132,8 @@ static void test_qp_qkeys_differ(void **state)
 	int i, same = 0;
 
 	for (i = 0; i < 4; i++)
-		assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp[i]), 0);
+		assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr,
+						   &qp[i]), 0);
 	for (i = 1; i < 4; i++)
 		same += qp[i]->qkey == qp[0]->qkey;
 	assert_true(same < 3);
@@ -180,7 +181,8 @@ static void test_qp_send_ops_per_caps(void **state)
 		mock_reset();
 		mock.efa.device_caps = cases[i].caps;
 		fixture_open();
-		assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp), 0);
+		assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr,
+						   &qp), 0);
 		assert_true(mock.qp_attr[0].send_ops_flags == cases[i].ops);
 		assert_false(mock.qp_attr[0].send_ops_flags &
 			     (IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
@@ -260,7 +262,8 @@ static void test_qp_low_latency_sl(void **state)
 	srd_dev_qp_destroy(qp);
 	/* And a refusal is then final, not retried as an SL problem. */
 	mock_fail(MOCK_CREATE_QP, 2, 1, EINVAL);
-	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp), -EINVAL);
+	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp),
+			 -EINVAL);
 	assert_int_equal(mock.n_qp_create, 2);
 #endif
 	assert_int_equal(mock.live, fx.live_base);
@@ -287,7 +290,8 @@ static void test_qp_enomem_gives_up(void **state)
 	struct srd_dev_qp *qp;
 
 	mock_fail(MOCK_CREATE_QP, 1, 0, ENOMEM);
-	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp), -FI_ENOMEM);
+	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp),
+			 -FI_ENOMEM);
 	/* 4096 -> 16 for the RQ: 8 halvings, then the final refusal */
 	assert_int_equal(mock.calls[MOCK_CREATE_QP], 9);
 	assert_int_equal(mock.live, fx.live_base);
@@ -303,7 +307,8 @@ static void test_qp_modify_fails_each_step(void **state)
 
 		mock.calls[MOCK_MODIFY_QP] = 0;
 		mock_fail(MOCK_MODIFY_QP, step, 1, EINVAL);
-		assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp),
+		assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr,
+						   &qp),
 				 -FI_EINVAL);
 		assert_null(qp);
 		assert_int_equal(mock.calls[MOCK_MODIFY_QP], step);
@@ -317,7 +322,8 @@ static void test_qp_no_qp_ex(void **state)
 	struct srd_dev_qp *qp = NULL;
 
 	mock_fail(MOCK_QP_TO_QP_EX, 1, 0, 0);
-	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp), -FI_ENOSYS);
+	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp),
+			 -FI_ENOSYS);
 	assert_null(qp);
 	assert_int_equal(mock.live, fx.live_base);
 }
@@ -327,10 +333,12 @@ static void test_qp_bad_attr(void **state)
 	struct srd_dev_qp *qp = NULL;
 
 	fx.attr.sq_depth = 0;
-	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp), -FI_EINVAL);
+	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp),
+			 -FI_EINVAL);
 	fx.attr.sq_depth = 8;
 	fx.attr.recv_cq = NULL;
-	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp), -FI_EINVAL);
+	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp),
+			 -FI_EINVAL);
 	assert_int_equal(mock.calls[MOCK_CREATE_QP], 0);
 	assert_null(qp);
 }
@@ -507,5 +515,5 @@ int main(void)
 		T(test_ah_left_at_close),
 	};
 
-	return cmocka_run_group_tests_name("srd_dev_qp", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("srd_qp", tests, NULL, NULL);
 }

@@ -141,7 +141,8 @@ static void test_unknown_peer(void **state)
 	/* softsrd: nobody answers for that QPN (EFA may say "unreachable") */
 	assert_true(e.err == FI_ETIMEDOUT || e.err == FI_EHOSTUNREACH ||
 		    e.err == FI_ENOTCONN);
-	check_named(f.a.cq, &e, peer, addr, srd_dev_prov_strerror(e.prov_errno));
+	check_named(f.a.cq, &e, peer, addr,
+		    srd_dev_prov_strerror(e.prov_errno));
 	/* the buffer past what was copied is untouched */
 	assert_int_equal(user[sizeof(user) - 1], 0xa5);
 	tfab_close(&f);

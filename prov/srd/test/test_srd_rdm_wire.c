@@ -34,12 +34,14 @@ struct raw {
 	uint8_t last[512];
 };
 
-static void raw_on_send(struct srd_dev_cq *cq, const struct srd_dev_wc *wc, void *arg)
+static void raw_on_send(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
+			void *arg)
 {
 	((struct raw *)arg)->sent++;
 }
 
-static void raw_on_recv(struct srd_dev_cq *cq, const struct srd_dev_wc *wc, void *arg)
+static void raw_on_recv(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
+			void *arg)
 {
 	struct raw *r = arg;
 	size_t n = wc->byte_len < sizeof(r->last) ? wc->byte_len :

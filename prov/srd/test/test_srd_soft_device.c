@@ -18,7 +18,8 @@
 
 static int batches;
 
-static void on_any(struct srd_dev_cq *cq, const struct srd_dev_wc *wc, void *arg)
+static void on_any(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
+		   void *arg)
 {
 	fail_msg("unexpected completion wr_id %llu status %d",
 		 (unsigned long long)wc->wr_id, wc->status);
@@ -46,7 +47,8 @@ static void test_device_layer_on_softsrd(void **state)
 	char buf[160];
 
 	assert_ptr_equal(srd_prov_init_device_only(), &srd_prov);
-	assert_ptr_equal(srd_dev_verbs_select(SRD_DEVICE_SOFT), &softsrd_verbs_ops);
+	assert_ptr_equal(srd_dev_verbs_select(SRD_DEVICE_SOFT),
+			 &softsrd_verbs_ops);
 	srd_settings_default(&s);
 
 	assert_int_equal(srd_dev_open(&softsrd_verbs_ops, NULL, &dev), 0);

@@ -126,9 +126,14 @@ static void test_in_order_legacy_translation(void **state)
 	const int both = SRD_IN_ORDER_WHOLE_MSG | SRD_IN_ORDER_ALIGNED_128;
 
 	/* asked RETURN_CAPS style, answered by an old library */
-	assert_int_equal(srd_dev_in_order_from_legacy(1, SRD_IN_ORDER_RETURN_CAPS), both);
-	assert_int_equal(srd_dev_in_order_from_legacy(0, SRD_IN_ORDER_RETURN_CAPS), 0);
-	assert_int_equal(srd_dev_in_order_from_legacy(-EINVAL, SRD_IN_ORDER_RETURN_CAPS),
+	assert_int_equal(srd_dev_in_order_from_legacy(1,
+						      SRD_IN_ORDER_RETURN_CAPS),
+			 both);
+	assert_int_equal(srd_dev_in_order_from_legacy(0,
+						      SRD_IN_ORDER_RETURN_CAPS),
+			 0);
+	assert_int_equal(srd_dev_in_order_from_legacy(-EINVAL,
+						      SRD_IN_ORDER_RETURN_CAPS),
 			 -EINVAL);
 	/* asked the old way: the old answer */
 	assert_int_equal(srd_dev_in_order_from_legacy(1, 0), 1);

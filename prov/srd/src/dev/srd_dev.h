@@ -147,7 +147,7 @@ struct srd_dev {
 	 * share the device, so its AH table needs one of its own. */
 	pthread_mutex_t ah_lock;
 	struct srd_dev_ah *ah_by_gid;		/* uthash, shared per GID */
-	struct srd_dev_inorder *inorder;		/* cached answers per QP type */
+	struct srd_dev_inorder *inorder;	/* cached answers per QP type */
 };
 
 int srd_dev_open(const struct srd_verbs_ops *verbs, const char *name,
@@ -202,13 +202,14 @@ struct srd_dev_qp {
 };
 
 int srd_dev_qp_create(struct srd_dev *dev, const struct srd_settings *s,
-		      const struct srd_dev_qp_attr *attr, struct srd_dev_qp **qp_out);
+		      const struct srd_dev_qp_attr *attr,
+		      struct srd_dev_qp **qp_out);
 void srd_dev_qp_destroy(struct srd_dev_qp *qp);
 /* "state RTS, qpn 12, qkey 0x..." for error reports and weft_info -v. */
 int srd_dev_qp_describe(struct srd_dev_qp *qp, char *buf, size_t len);
 uint64_t srd_dev_qp_send_ops_flags(const struct srd_dev_caps *caps);
 
-/* ---- registration and posting ------------------------------------------------
+/* ---- registration and posting ---------------------------------------------
  * The RDM layer registers memory and posts work requests only through
  * these, so the device layer is the one place that calls the verbs table
  * or rdma-core's ibv_wr_* inlines. The send post is inline: it is the
@@ -223,7 +224,7 @@ void srd_dev_dereg_mr(struct srd_dev *dev, struct ibv_mr *mr);
 
 /* Where work requests to one remote QP go. */
 struct srd_dev_dest {
-	struct ibv_ah *ah;		/* of a struct srd_dev_ah the owner holds */
+	struct ibv_ah *ah;	/* of a struct srd_dev_ah the owner holds */
 	uint32_t qpn;
 	uint32_t qkey;
 };
@@ -326,7 +327,8 @@ void srd_dev_inorder_free(struct srd_dev *dev);
 /* The decision. relaxed_mr: the target memory is registered with relaxed
  * ordering, which voids what the device promised. Data mode forced where it
  * cannot work falls back to completion mode with a warning. */
-void srd_dev_poll_choose(enum srd_poll_req req, const struct srd_dev_inorder *io,
+void srd_dev_poll_choose(enum srd_poll_req req,
+			 const struct srd_dev_inorder *io,
 			 const struct srd_dev_caps *caps, bool relaxed_mr,
 			 struct srd_dev_poll_choice *out);
 const char *srd_dev_poll_mode_str(enum srd_poll_mode mode);
@@ -421,8 +423,8 @@ struct srd_dev_wc {
 	unsigned int wc_flags;
 };
 
-typedef void (*srd_dev_wc_cb)(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
-			      void *arg);
+typedef void (*srd_dev_wc_cb)(struct srd_dev_cq *cq,
+			      const struct srd_dev_wc *wc, void *arg);
 typedef void (*srd_dev_batch_cb)(struct srd_dev_cq *cq, int n, void *arg);
 
 #define SRD_WC_OPCODE_SLOTS 256	/* IBV_WC_RECV = 128, RECV_RDMA_WITH_IMM = 129 */
@@ -463,10 +465,12 @@ uint32_t srd_dev_cq_depth(uint32_t sq_depth, uint32_t rq_depth, uint32_t n_qps,
 			  uint32_t unsolicited, uint32_t max_cqe);
 
 int srd_dev_cq_open(struct srd_dev *dev, const struct srd_dev_cq_attr *attr,
-		    const struct srd_dev_cq_ops *ops, struct srd_dev_cq **cq_out);
+		    const struct srd_dev_cq_ops *ops,
+		    struct srd_dev_cq **cq_out);
 /* Wrap a CQ created elsewhere (tests, softsrd-created CQs). */
-int srd_dev_cq_init(struct srd_dev_cq *cq, struct ibv_cq_ex *cqx, struct ibv_cq *legacy,
-		    const struct srd_dev_cq_attr *attr, const struct srd_dev_cq_ops *ops);
+int srd_dev_cq_init(struct srd_dev_cq *cq, struct ibv_cq_ex *cqx,
+		    struct ibv_cq *legacy, const struct srd_dev_cq_attr *attr,
+		    const struct srd_dev_cq_ops *ops);
 void srd_dev_cq_fini(struct srd_dev_cq *cq);
 void srd_dev_cq_close(struct srd_dev_cq *cq);
 

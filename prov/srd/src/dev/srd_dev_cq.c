@@ -36,7 +36,8 @@ uint32_t srd_dev_cq_depth(uint32_t sq_depth, uint32_t rq_depth, uint32_t n_qps,
 	return depth > UINT32_MAX ? UINT32_MAX : (uint32_t)depth;
 }
 
-static void srd_dev_cq_dispatch(struct srd_dev_cq *cq, const struct srd_dev_wc *wc)
+static void srd_dev_cq_dispatch(struct srd_dev_cq *cq,
+				const struct srd_dev_wc *wc)
 {
 	const struct srd_dev_cq_ops *ops = cq->ops;
 	srd_dev_wc_cb cb;
@@ -129,8 +130,8 @@ static int srd_dev_cq_poll_legacy(struct srd_dev_cq *cq)
 	return n;
 }
 
-static void srd_dev_cq_ignore_wc(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
-				 void *arg)
+static void srd_dev_cq_ignore_wc(struct srd_dev_cq *cq,
+				 const struct srd_dev_wc *wc, void *arg)
 {
 	(void)cq;
 	(void)wc;
@@ -149,8 +150,9 @@ static bool srd_dev_cq_ops_ok(const struct srd_dev_cq_ops *ops)
 	return ops && ops->on_unknown && ops->on_error && ops->on_batch_end;
 }
 
-int srd_dev_cq_init(struct srd_dev_cq *cq, struct ibv_cq_ex *cqx, struct ibv_cq *legacy,
-		    const struct srd_dev_cq_attr *attr, const struct srd_dev_cq_ops *ops)
+int srd_dev_cq_init(struct srd_dev_cq *cq, struct ibv_cq_ex *cqx,
+		    struct ibv_cq *legacy, const struct srd_dev_cq_attr *attr,
+		    const struct srd_dev_cq_ops *ops)
 {
 	if (!srd_dev_cq_ops_ok(ops) || (!cqx && !legacy) || !attr->batch ||
 	    attr->batch > SRD_CQ_BATCH_MAX) {
@@ -205,7 +207,8 @@ static struct ibv_cq_ex *srd_dev_cq_create(struct srd_dev *dev, uint32_t *depth)
 }
 
 int srd_dev_cq_open(struct srd_dev *dev, const struct srd_dev_cq_attr *attr,
-		    const struct srd_dev_cq_ops *ops, struct srd_dev_cq **cq_out)
+		    const struct srd_dev_cq_ops *ops,
+		    struct srd_dev_cq **cq_out)
 {
 	struct srd_dev_cq_attr a = *attr;
 	struct ibv_cq_ex *cqx;

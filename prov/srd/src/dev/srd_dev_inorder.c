@@ -52,7 +52,8 @@ int srd_dev_inorder_get(struct srd_dev *dev, struct srd_dev_qp *qp,
 {
 	struct srd_dev_inorder *io;
 
-	io = srd_dev_inorder_find(dev, IBV_QPT_DRIVER, EFADV_QP_DRIVER_TYPE_SRD);
+	io = srd_dev_inorder_find(dev, IBV_QPT_DRIVER,
+				  EFADV_QP_DRIVER_TYPE_SRD);
 	if (io)
 		goto done;
 	io = calloc(1, sizeof(*io));
@@ -93,7 +94,8 @@ static enum srd_ring_flavour srd_ring_for(int write_caps)
 	return SRD_RING_NONE;
 }
 
-void srd_dev_poll_choose(enum srd_poll_req req, const struct srd_dev_inorder *io,
+void srd_dev_poll_choose(enum srd_poll_req req,
+			 const struct srd_dev_inorder *io,
 			 const struct srd_dev_caps *caps, bool relaxed_mr,
 			 struct srd_dev_poll_choice *out)
 {

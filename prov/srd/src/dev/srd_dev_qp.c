@@ -115,7 +115,8 @@ static bool srd_dev_qp_want_sl(const struct srd_dev_qp_attr *attr)
 #endif
 }
 
-static int srd_dev_qp_create_ibv(struct srd_dev_qp *qp, const struct srd_settings *s,
+static int srd_dev_qp_create_ibv(struct srd_dev_qp *qp,
+				 const struct srd_settings *s,
 				 const struct srd_dev_qp_attr *attr)
 {
 	struct srd_dev_qp_try t = {
@@ -159,8 +160,8 @@ static int srd_dev_qp_create_ibv(struct srd_dev_qp *qp, const struct srd_setting
 	return 0;
 }
 
-static int srd_dev_qp_modify(struct srd_dev_qp *qp, struct ibv_qp_attr *a, int mask,
-			     const char *step)
+static int srd_dev_qp_modify(struct srd_dev_qp *qp, struct ibv_qp_attr *a,
+			     int mask, const char *step)
 {
 	int ret = qp->dev->verbs->modify_qp(qp->ibv_qp, a, mask);
 
@@ -172,7 +173,8 @@ static int srd_dev_qp_modify(struct srd_dev_qp *qp, struct ibv_qp_attr *a, int m
 	return ret;
 }
 
-static int srd_dev_qp_to_rts(struct srd_dev_qp *qp, const struct srd_settings *s)
+static int srd_dev_qp_to_rts(struct srd_dev_qp *qp,
+			     const struct srd_settings *s)
 {
 	struct ibv_qp_attr a;
 	int mask, ret;
@@ -206,7 +208,8 @@ static int srd_dev_qp_to_rts(struct srd_dev_qp *qp, const struct srd_settings *s
 }
 
 int srd_dev_qp_create(struct srd_dev *dev, const struct srd_settings *s,
-		      const struct srd_dev_qp_attr *attr, struct srd_dev_qp **qp_out)
+		      const struct srd_dev_qp_attr *attr,
+		      struct srd_dev_qp **qp_out)
 {
 	struct srd_dev_qp *qp;
 	int ret;

@@ -29,12 +29,15 @@ struct srd_dev *srd_device_get(int *err)
 			srd_shared_dev_err = -FI_ENODATA;
 		else
 			srd_shared_dev_err = srd_dev_open(verbs,
-						      srd_settings.device_name,
-						      &srd_shared_dev);
+						srd_settings.device_name,
+						&srd_shared_dev);
 		if (srd_shared_dev_err)
 			srd_shared_dev = NULL;
 	}
-	*err = srd_shared_dev ? 0 : (srd_shared_dev_err ? srd_shared_dev_err : -FI_ENODATA);
+	if (srd_shared_dev)
+		*err = 0;
+	else
+		*err = srd_shared_dev_err ? srd_shared_dev_err : -FI_ENODATA;
 	pthread_mutex_unlock(&srd_shared_dev_lock);
 	return srd_shared_dev;
 }

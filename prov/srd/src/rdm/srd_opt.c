@@ -135,7 +135,8 @@ static int srd_opt_choice(struct srd_ep *ep, struct srd_dev_poll_choice *c)
 	ret = srd_dev_inorder_get(ep->dev, ep->qp, &io);
 	if (ret)
 		return ret;
-	srd_dev_poll_choose(SRD_POLL_REQ_COMPLETION, io, &ep->dev->caps, false, c);
+	srd_dev_poll_choose(SRD_POLL_REQ_COMPLETION, io, &ep->dev->caps, false,
+			    c);
 	return 0;
 }
 

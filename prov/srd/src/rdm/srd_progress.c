@@ -179,8 +179,8 @@ static void srd_ep_on_error(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
 		srd_ep_on_send(cq, wc, arg);
 }
 
-static void srd_ep_on_unknown(struct srd_dev_cq *cq, const struct srd_dev_wc *wc,
-			      void *arg)
+static void srd_ep_on_unknown(struct srd_dev_cq *cq,
+			      const struct srd_dev_wc *wc, void *arg)
 {
 	struct srd_wr_hdr *hdr = (struct srd_wr_hdr *)(uintptr_t)wc->wr_id;
 

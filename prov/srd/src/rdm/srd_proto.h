@@ -2,8 +2,10 @@
 /*
  * The protocols of the RDM layer as a table (rdm/proto/, one file each).
  *
- * A protocol is a const struct srd_proto of hooks, every one optional:
- * what it does at endpoint open and close, how it sends a message (fits,
+ * A protocol is a const struct srd_proto of hooks (a message protocol
+ * needs fits, tx_start, msg_type, rx_check and rx_start, and the step
+ * hook of each pump it puts work on; the others are optional): what it
+ * does at endpoint open and close, how it sends a message (fits,
  * tx_start, tx_step), how it receives one (rx_check, rx_start, rx_more,
  * rx_unexp, rx_deliver, rx_step), which packet types and work-request
  * kinds it owns, what it does at each progress batch end, which peers it
@@ -49,7 +51,7 @@ struct srd_proto {
 	/* ---- endpoint ---- */
 	/* At open: 0 (serves here), SRD_PROTO_OFF, or -FI_E*. */
 	int (*ep_init)(struct srd_ep *ep);
-	/* At close, after the QP and the peers are gone. */
+	/* At close, after the QP, the peers and their transfers are gone. */
 	void (*ep_fini)(struct srd_ep *ep);
 	/* End of each progress batch: retry what waited for resources. */
 	void (*progress)(struct srd_ep *ep);

@@ -210,7 +210,7 @@ struct srd_tx_entry {
 	uint32_t inflight;		/* packets posted, not completed */
 	uint16_t pkt_flags;		/* SRD_PKT_F_TAGGED | _CQ_DATA */
 	bool want_comp;
-	bool done_wait;			/* waiting for the receiver's READ_DONE */
+	bool done_wait;			/* the receiver's READ_DONE is due */
 	bool in_use;
 	bool on_pump;
 	int err;			/* first error, positive FI_E* */

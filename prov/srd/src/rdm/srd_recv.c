@@ -48,7 +48,9 @@ static void srd_srx_discard(struct util_srx *srx, struct util_srx_unexp *ux)
 
 static void srd_srx_free_unexp(struct util_srx *srx, struct util_srx_unexp *ux)
 {
-	srd_unexp_free(srd_srx_ep(srx), container_of(ux, struct srd_unexp, srx));
+	struct srd_unexp *u = container_of(ux, struct srd_unexp, srx);
+
+	srd_unexp_free(srd_srx_ep(srx), u);
 }
 
 /* Error entries name the peer (srd_err.c). */

@@ -324,9 +324,10 @@ static void srd_rma_run_deferred(struct srd_ep *ep)
 
 	ep->rma->deferred = NULL;
 	DL_FOREACH_SAFE(list, d, tmp) {
+		uint8_t type = ((const struct srd_pkt_base *)d->pkt)->type;
+
 		DL_DELETE(list, d);
-		ep->pkt_route[((const struct srd_pkt_base *)d->pkt)->type].handle(
-			ep, d->peer, d->pkt, d->len);
+		ep->pkt_route[type].handle(ep, d->peer, d->pkt, d->len);
 		util_pool_put(&ep->rma->defer_pool, d);
 	}
 }
@@ -651,7 +652,7 @@ const struct fi_ops_rma srd_rma_ops = {
 	.injectdata = srd_rma_injectdata,
 };
 
-/* ---- peer failure and liveness -------------------------------------------- */
+/* ---- peer failure and liveness ------------------------------------------ */
 
 /* Requests of a failed peer we have not answered: nobody waits for them
  * here, and an answer would start a handshake with it. */

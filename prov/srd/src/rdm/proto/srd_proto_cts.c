@@ -390,7 +390,7 @@ static void srd_cts_handle_data(struct srd_ep *ep, struct srd_peer *peer,
 	srd_cts_rx_step(ep, x);
 }
 
-/* ---- peer failure ---------------------------------------------------------- */
+/* ---- peer failure ----------------------------------------------------- */
 
 static void srd_cts_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
 				int err, int prov_errno)

@@ -63,7 +63,7 @@ static void srd_medium_ep_fini(struct srd_ep *ep)
 	ep->ux_buf_size = 0;
 }
 
-/* ---- sending -------------------------------------------------------------- */
+/* ---- sending ---------------------------------------------------------- */
 
 static bool srd_medium_fits(const struct srd_ep *ep,
 			    const struct srd_peer *peer, uint64_t len)
@@ -239,7 +239,7 @@ static void srd_medium_rx_deliver(struct srd_ep *ep,
 	srd_unexp_free(ep, ux);
 }
 
-/* ---- peer failure ---------------------------------------------------------- */
+/* ---- peer failure ----------------------------------------------------- */
 
 static void srd_medium_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
 				   int err, int prov_errno)

@@ -30,7 +30,7 @@
 
 #include <string.h>
 
-/* ---- sending ------------------------------------------------------------ */
+/* ---- sending ---------------------------------------------------------- */
 
 static inline uint64_t srd_ring_tx_slot(const struct srd_ring_peer *rp)
 {
