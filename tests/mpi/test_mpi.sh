@@ -125,7 +125,7 @@ for prog in $progs; do
 				[ $rc -eq 124 ] && why="timed out after $limit s"
 				echo "not ok $n - $name: $why, $oks of $want checks passed"
 				sed 's/^/# /' "$out/stdout"
-				grep -v '^[[:space:]]*$' "$out/stderr" | tail -n 25 | sed 's/^/#   /'
+				grep -v '^[[:space:]]*$' "$out/stderr" | head -n 200 | sed 's/^/#   /'
 			fi
 		done
 	done
