@@ -269,7 +269,7 @@ void srd_dev_dereg_mr(struct srd_dev *dev, struct ibv_mr *mr)
 }
 
 /* Which table a device setting means. auto never picks softsrd: a software
- * device must not stand in silently for missing hardware (DESIGN.md 4). */
+ * device must not stand in silently for missing hardware (fi_srd(7)). */
 const struct srd_verbs_ops *srd_dev_verbs_select(enum srd_device_sel sel)
 {
 	switch (sel) {

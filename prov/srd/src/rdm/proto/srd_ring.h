@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Poll on data (DESIGN.md 3.4): per peer, the receiver owns a ring of
+ * Poll on data (fi_srd(7), "Poll modes"): per peer, the receiver owns a ring of
  * slots in registered memory that the peer RDMA-writes small messages
  * into, and finds them by polling memory instead of the CQ. Documented in
  * man/fi_srd.7 ("Poll modes").
