@@ -7,13 +7,10 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 pairs="shm srd tcp"
-while getopts "p:h" o; do
-	case $o in
-	p) pairs=$OPTARG; shift 2; OPTIND=1 ;;
-	h) echo "usage: plots.sh [-p 'shm srd tcp'] [compare options]"; exit 0 ;;
-	*) break ;;
-	esac
-done
+case ${1-} in
+-h) echo "usage: plots.sh [-p 'shm srd tcp'] [compare options]"; exit 0 ;;
+-p) pairs=$2; shift 2 ;;
+esac
 rc=0
 for p in $pairs; do
 	# A pairing whose weft provider is absent from this build is reported,
