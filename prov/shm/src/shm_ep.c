@@ -133,15 +133,28 @@ static int shm_ep_region_open(struct shm_ep *ep, const struct fi_info *info)
 	return ep->src_map ? 0 : -FI_ENOMEM;
 }
 
+/* fi_enable, after util checked that an AV and a CQ or counter are
+ * bound: the data-transfer tables replace util's refusing ones, so the
+ * operations never test for an AV or for the enabled state. */
+static int shm_ep_enable(struct util_ep *util)
+{
+	util->ep_fid.msg = UTIL_OPS(&shm_msg_ops);
+	util->ep_fid.tagged = UTIL_OPS(&shm_tagged_ops);
+	util->ep_fid.rma = UTIL_OPS(&shm_rma_ops);
+	util->ep_fid.atomic = UTIL_OPS(&shm_atomic_ops);
+	return 0;
+}
+
 static void shm_ep_set_ops(struct shm_ep *ep)
 {
 	ep->util.ep_fid.fid.ops = UTIL_OPS(&shm_ep_fi_ops);
 	ep->util.ep_fid.ops = UTIL_OPS(&shm_ep_ops);
 	ep->util.ep_fid.cm = UTIL_OPS(&shm_ep_cm_ops);
-	ep->util.ep_fid.msg = UTIL_OPS(&shm_msg_ops);
-	ep->util.ep_fid.tagged = UTIL_OPS(&shm_tagged_ops);
-	ep->util.ep_fid.rma = UTIL_OPS(&shm_rma_ops);
-	ep->util.ep_fid.atomic = UTIL_OPS(&shm_atomic_ops);
+	ep->util.ep_fid.msg = UTIL_OPS(&util_ep_off_msg_ops);
+	ep->util.ep_fid.tagged = UTIL_OPS(&util_ep_off_tagged_ops);
+	ep->util.ep_fid.rma = UTIL_OPS(&util_ep_off_rma_ops);
+	ep->util.ep_fid.atomic = UTIL_OPS(&util_ep_off_atomic_ops);
+	ep->util.enable = shm_ep_enable;
 }
 
 int shm_ep_open(struct fid_domain *domain, struct fi_info *info,

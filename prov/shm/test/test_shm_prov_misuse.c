@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm provider under API misuse (issue 20's crash reports): each call
+ * returns -FI_E* and logs a line naming the problem, and the endpoint
+ * still works afterwards (checked by moving data through it). Covered:
+ * operations before fi_enable.
+ */
+#include "shm_prov_test.h"
+#include "../../../core/test/capture.h"
+
+#define CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | \
+	      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_ATOMIC)
+#define SMALL 64
+
+static struct tctx T;
+
+/* Run expr with the log captured: it returns want and logs a line that
+ * contains needle. */
+#define EXPECT_LOGGED(expr, want, needle)				\
+	do {								\
+		struct capture _cap;					\
+		const char *_out;					\
+		ssize_t _r;						\
+									\
+		capture_start(&_cap);					\
+		_r = (expr);						\
+		_out = capture_stop(&_cap);				\
+		if (_r != (ssize_t)(want) ||				\
+		    capture_count(_out, needle) < 1)			\
+			fail_msg("%s: returned %zd (want %zd), log:\n%s", \
+				 #expr, _r, (ssize_t)(want), _out);	\
+		capture_free(&_cap);					\
+	} while (0)
+
+/* One message from endpoint i to endpoint j, its bytes checked. */
+static void send_recv(int i, int j, size_t len, unsigned seed)
+{
+	uint8_t src[SMALL], dst[SMALL] = { 0 };
+	struct fi_context sc, rc;
+
+	assert_true(len <= SMALL);
+	t_fill(src, len, seed);
+	T_POST(&T, fi_recv(T.ep[j], dst, len, NULL, FI_ADDR_UNSPEC, &rc));
+	T_POST(&T, fi_send(T.ep[i], src, len, NULL, T.addr[j], &sc));
+	t_wait_ok(&T, &sc);
+	assert_int_equal(t_wait_ok(&T, &rc).len, len);
+	assert_int_equal(t_check(dst, len, seed), -1);
+}
+
+/* Every kind of data transfer on ep fails as not enabled. */
+static void expect_not_enabled(struct fid_ep *ep, fi_addr_t dest)
+{
+	static const char needle[] = "not enabled";
+	uint8_t buf[SMALL] = { 0 }, res[8];
+	struct fi_context ctx;
+	struct iovec iov = { .iov_base = buf, .iov_len = SMALL };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .addr = dest,
+			      .context = &ctx };
+
+	t_fill(buf, SMALL, 9);
+
+	EXPECT_LOGGED(fi_send(ep, buf, SMALL, NULL, dest, &ctx),
+		      -FI_EOPBADSTATE, needle);
+	EXPECT_LOGGED(fi_sendmsg(ep, &msg, 0), -FI_EOPBADSTATE, needle);
+	EXPECT_LOGGED(fi_inject(ep, buf, SMALL, dest), -FI_EOPBADSTATE,
+		      needle);
+	EXPECT_LOGGED(fi_tsend(ep, buf, SMALL, NULL, dest, 1, &ctx),
+		      -FI_EOPBADSTATE, needle);
+	EXPECT_LOGGED(fi_recv(ep, buf, SMALL, NULL, FI_ADDR_UNSPEC, &ctx),
+		      -FI_EOPBADSTATE, needle);
+	EXPECT_LOGGED(fi_trecv(ep, buf, SMALL, NULL, FI_ADDR_UNSPEC, 1, 0,
+			       &ctx), -FI_EOPBADSTATE, needle);
+	EXPECT_LOGGED(fi_write(ep, buf, SMALL, NULL, dest, 0, 0, &ctx),
+		      -FI_EOPBADSTATE, needle);
+	EXPECT_LOGGED(fi_read(ep, buf, SMALL, NULL, dest, 0, 0, &ctx),
+		      -FI_EOPBADSTATE, needle);
+	EXPECT_LOGGED(fi_atomic(ep, buf, 1, NULL, dest, 0, 0, FI_UINT64,
+				FI_SUM, &ctx), -FI_EOPBADSTATE, needle);
+	EXPECT_LOGGED(fi_fetch_atomic(ep, buf, 1, NULL, res, NULL, dest, 0, 0,
+				      FI_UINT64, FI_SUM, &ctx),
+		      -FI_EOPBADSTATE, needle);
+}
+
+/* Nothing bound: no AV to resolve dest with (it used to dereference the
+ * missing AV). */
+static void test_ops_before_bind(void **state)
+{
+	struct fid_ep *ep;
+	size_t count = 0;
+
+	(void)state;
+	t_open(&T, CAPS, 1);
+	assert_int_equal(fi_endpoint(T.domain, T.info, &ep, NULL), 0);
+	expect_not_enabled(ep, T.addr[0]);
+	/* Queries are no data transfers: they work before fi_enable. */
+	assert_int_equal(fi_atomicvalid(ep, FI_UINT64, FI_SUM, &count), 0);
+	assert_true(count > 0);
+	EXPECT_LOGGED(fi_enable(ep), -FI_ENOAV, "no AV");
+	assert_int_equal(fi_close(&ep->fid), 0);
+	send_recv(0, 0, SMALL, 1);	/* the other endpoint was not hurt */
+	t_close(&T);
+}
+
+/* AV and CQ bound, fi_enable not called: refused too (it used to send),
+ * and nothing reaches the peer; fi_enable then makes the same endpoint
+ * work. */
+static void test_ops_before_enable(void **state)
+{
+	static const uint8_t zero[SMALL];
+	uint8_t dst[SMALL] = { 0 };
+	struct fi_context rc;
+	size_t len = T_ADDR_LEN;
+	struct fid_ep *ep;
+	int i;
+
+	(void)state;
+	t_open(&T, CAPS, 1);
+	assert_int_equal(fi_endpoint(T.domain, T.info, &ep, NULL), 0);
+	assert_int_equal(fi_ep_bind(ep, &T.av->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(ep, &T.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	T_POST(&T, fi_recv(T.ep[0], dst, SMALL, NULL, FI_ADDR_UNSPEC, &rc));
+	expect_not_enabled(ep, T.addr[0]);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(t_poll(&T), 0);
+	assert_memory_equal(dst, zero, SMALL);
+	assert_int_equal(fi_cancel(&T.ep[0]->fid, &rc), 0);
+	assert_int_equal(t_wait_err(&T, &rc).err, FI_ECANCELED);
+
+	assert_int_equal(fi_enable(ep), 0);
+	T.ep[T.nep] = ep;
+	assert_int_equal(fi_getname(&ep->fid, T.name[T.nep], &len), 0);
+	assert_int_equal(fi_av_insert(T.av, T.name[T.nep], 1,
+				      &T.addr[T.nep], 0, NULL), 1);
+	T.nep++;
+	send_recv(1, 0, SMALL, 2);
+	send_recv(0, 1, SMALL, 3);
+	t_close(&T);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ops_before_bind),
+		cmocka_unit_test(test_ops_before_enable),
+	};
+
+	/* The tests read the warnings: make sure they are on. */
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
