@@ -3,7 +3,8 @@
  * shm provider under API misuse (issue 20's crash reports): each call
  * returns -FI_E* and logs a line naming the problem, and the endpoint
  * still works afterwards (checked by moving data through it). Covered:
- * operations before fi_enable.
+ * operations before fi_enable; NULL buffers with bytes, NULL msg
+ * structures and iov lengths whose sum overflows.
  */
 #include "shm_prov_test.h"
 #include "../../../core/test/capture.h"
@@ -137,11 +138,123 @@ static void test_ops_before_enable(void **state)
 	t_close(&T);
 }
 
+/* A NULL buffer with a nonzero length is refused where it is posted (it
+ * used to crash the sender copying it into a cell, or the receiver when
+ * a message arrived); NULL with no bytes is a valid empty message. */
+static void test_null_buffers(void **state)
+{
+	static const char needle[] = "NULL";
+	uint8_t buf[SMALL];
+	struct fi_context ctx, rc;
+	struct iovec iov[2] = { { .iov_base = buf, .iov_len = 8 },
+				{ .iov_base = NULL, .iov_len = 8 } };
+	fi_addr_t a1;
+
+	(void)state;
+	t_open(&T, CAPS, 2);
+	a1 = T.addr[1];
+	EXPECT_LOGGED(fi_send(T.ep[0], NULL, 100, NULL, a1, &ctx),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_send(T.ep[0], NULL, 1 << 20, NULL, a1, &ctx),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_tsend(T.ep[0], NULL, 100, NULL, a1, 7, &ctx),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_senddata(T.ep[0], NULL, 100, NULL, 5, a1, &ctx),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_inject(T.ep[0], NULL, 100, a1), -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_sendv(T.ep[0], iov, NULL, 2, a1, &ctx), -FI_EINVAL,
+		      "iov[1]");
+	EXPECT_LOGGED(fi_recv(T.ep[1], NULL, 100, NULL, FI_ADDR_UNSPEC, &rc),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_recvv(T.ep[1], iov, NULL, 2, FI_ADDR_UNSPEC, &rc),
+		      -FI_EINVAL, "iov[1]");
+	EXPECT_LOGGED(fi_trecvv(T.ep[1], iov, NULL, 2, FI_ADDR_UNSPEC, 0, 0,
+				&rc), -FI_EINVAL, "iov[1]");
+	EXPECT_LOGGED(fi_write(T.ep[0], NULL, 100, NULL, a1, 0, 0, &ctx),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_read(T.ep[0], NULL, 100, NULL, a1, 0, 0, &ctx),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_readv(T.ep[0], iov, NULL, 2, a1, 0, 0, &ctx),
+		      -FI_EINVAL, "iov[1]");
+	EXPECT_LOGGED(fi_fetch_atomic(T.ep[0], buf, 1, NULL, NULL, NULL, a1, 0,
+				      0, FI_UINT64, FI_SUM, &ctx),
+		      -FI_EINVAL, "missing buffers");
+
+	/* Nothing was queued by the refused calls, and an empty message
+	 * (NULL, 0) still goes through. */
+	T_POST(&T, fi_recv(T.ep[1], NULL, 0, NULL, FI_ADDR_UNSPEC, &rc));
+	T_POST(&T, fi_send(T.ep[0], NULL, 0, NULL, a1, &ctx));
+	t_wait_ok(&T, &ctx);
+	assert_int_equal(t_wait_ok(&T, &rc).len, 0);
+	assert_int_equal(T.nstash, 0);
+	send_recv(0, 1, SMALL, 4);
+	t_close(&T);
+}
+
+/* The *msg calls with msg NULL (they used to dereference it). */
+static void test_null_msg(void **state)
+{
+	static const char needle[] = "msg is NULL";
+	struct fi_ioc res = { 0 }, cmp = { 0 };
+	struct fid_ep *ep;
+
+	(void)state;
+	t_open(&T, CAPS, 2);
+	ep = T.ep[0];
+	EXPECT_LOGGED(fi_sendmsg(ep, NULL, 0), -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_recvmsg(ep, NULL, 0), -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_tsendmsg(ep, NULL, 0), -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_trecvmsg(ep, NULL, 0), -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_writemsg(ep, NULL, 0), -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_readmsg(ep, NULL, 0), -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_atomicmsg(ep, NULL, 0), -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_fetch_atomicmsg(ep, NULL, &res, NULL, 1, 0),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_compare_atomicmsg(ep, NULL, &cmp, NULL, 1, &res,
+					   NULL, 1, 0), -FI_EINVAL, needle);
+	send_recv(0, 1, SMALL, 5);
+	t_close(&T);
+}
+
+/* iov lengths whose sum does not fit size_t: refused (the sum used to
+ * wrap, and a {buf, SIZE_MAX} + {buf, 2} send went out as 1 byte). */
+static void test_iov_overflow(void **state)
+{
+	static const char needle[] = "SIZE_MAX";
+	uint8_t buf[SMALL] = { 0 };
+	struct iovec iov[2] = { { .iov_base = buf, .iov_len = SIZE_MAX },
+				{ .iov_base = buf, .iov_len = 2 } };
+	struct fi_context ctx, rc;
+	fi_addr_t a1;
+
+	(void)state;
+	t_open(&T, CAPS, 2);
+	a1 = T.addr[1];
+	EXPECT_LOGGED(fi_sendv(T.ep[0], iov, NULL, 2, a1, &ctx), -FI_EINVAL,
+		      needle);
+	EXPECT_LOGGED(fi_tsendv(T.ep[0], iov, NULL, 2, a1, 3, &ctx),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_recvv(T.ep[1], iov, NULL, 2, FI_ADDR_UNSPEC, &rc),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_writev(T.ep[0], iov, NULL, 2, a1, 0, 0, &ctx),
+		      -FI_EINVAL, needle);
+	EXPECT_LOGGED(fi_readv(T.ep[0], iov, NULL, 2, a1, 0, 0, &ctx),
+		      -FI_EINVAL, needle);
+	for (int i = 0; i < 1000; i++)
+		t_poll(&T);
+	assert_int_equal(T.nstash, 0);
+	send_recv(0, 1, SMALL, 6);
+	t_close(&T);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ops_before_bind),
 		cmocka_unit_test(test_ops_before_enable),
+		cmocka_unit_test(test_null_buffers),
+		cmocka_unit_test(test_null_msg),
+		cmocka_unit_test(test_iov_overflow),
 	};
 
 	/* The tests read the warnings: make sure they are on. */
