@@ -111,6 +111,11 @@ struct shm_tx_map {
 	struct shm_conn *conn;
 };
 
+/* In shm_tx_map.gen (conn NULL): the peer of that address, at that
+ * generation, is dead; operations to it fail until the address is
+ * inserted again. AV generations never reach this bit. */
+#define SHM_TX_MAP_DEAD (1ULL << 63)
+
 /* transport src slot -> conn cache of the receive side. */
 struct shm_src_map {
 	struct shm_conn *conn;
