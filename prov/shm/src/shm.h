@@ -40,6 +40,9 @@
 #define SHM_DEF_SPLIT_SIZE ((size_t)128 * 1024)
 /* A split copy's receiver part is split_share / SHM_SPLIT_ONE of it. */
 #define SHM_SPLIT_ONE      (1u << 16)
+/* FI_SHM_TX_SIZE's maximum: tx entries are a table of this many (~0.5
+ * KiB each) allocated at fi_endpoint; more only fails that allocation. */
+#define SHM_MAX_TX_SIZE    (1u << 16)
 /* Cells handled per progress call before completions are looked at. */
 #define SHM_PROGRESS_BATCH 64
 

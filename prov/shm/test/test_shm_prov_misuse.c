@@ -4,7 +4,8 @@
  * returns -FI_E* and logs a line naming the problem, and the endpoint
  * still works afterwards (checked by moving data through it). Covered:
  * operations before fi_enable; NULL buffers with bytes, NULL msg
- * structures and iov lengths whose sum overflows.
+ * structures and iov lengths whose sum overflows; closes in the wrong
+ * order; limits (inject_size, tx_size, fi_tx_size_left) kept as stated.
  */
 #include "shm_prov_test.h"
 #include "../../../core/test/capture.h"
@@ -289,6 +290,113 @@ static void test_close_order(void **state)
 	t_close(&T);
 }
 
+/* fi_tx_size_left, which libfabric 1.17's header marks deprecated (it
+ * is still in the ABI and the ops table). */
+static ssize_t tx_left(struct fid_ep *ep)
+{
+	return ep->ops->tx_size_left(ep);
+}
+
+/* fi_tx_size_left is what can be posted: inline sends to a peer that
+ * does not drain its queue succeed exactly while it is positive (it used
+ * to count only the operations waiting for an ACK, 1024, while the
+ * peer's queue refused the 257th send). */
+static void test_tx_size_left(void **state)
+{
+	uint8_t buf[SMALL];
+	ssize_t left, n = 0;
+
+	(void)state;
+	t_open(&T, CAPS, 2);
+	t_fill(buf, SMALL, 10);
+	/* No progress below: endpoint 1 takes nothing from its queue. */
+	while ((left = tx_left(T.ep[0])) > 0) {
+		assert_int_equal(fi_inject(T.ep[0], buf, SMALL, T.addr[1]), 0);
+		n++;
+		assert_true(n <= 1 << 20);
+	}
+	assert_int_equal(left, 0);
+	assert_int_equal(fi_inject(T.ep[0], buf, SMALL, T.addr[1]),
+			 -FI_EAGAIN);
+	assert_true(n > 0);
+	/* Endpoint 1 drains: the messages are all there, in order. */
+	for (ssize_t i = 0; i < n; i++) {
+		uint8_t dst[SMALL] = { 0 };
+		struct fi_context rc;
+
+		T_POST(&T, fi_recv(T.ep[1], dst, SMALL, NULL, FI_ADDR_UNSPEC,
+				   &rc));
+		assert_int_equal(t_wait_ok(&T, &rc).len, SMALL);
+		assert_int_equal(t_check(dst, SMALL, 10), -1);
+	}
+	assert_true(tx_left(T.ep[0]) > 0);
+	t_close(&T);
+}
+
+/* An endpoint asking for more operations than shm can keep is refused
+ * with a line naming the limit (it used to fail with -FI_ENOMEM, not
+ * saying why). */
+static void test_tx_size_huge(void **state)
+{
+	struct fid_ep *ep;
+	size_t size;
+
+	(void)state;
+	t_open(&T, CAPS, 1);
+	size = T.info->tx_attr->size;
+	T.info->tx_attr->size = 1000000000;
+	EXPECT_LOGGED(fi_endpoint(T.domain, T.info, &ep, NULL), -FI_EINVAL,
+		      "FI_SHM_TX_SIZE");
+	T.info->tx_attr->size = size;
+	t_close(&T);
+}
+
+/* Injects above inject_size are refused whatever the call (the cell has
+ * room for more: messages alone could carry up to its payload), and an
+ * endpoint asking for a larger inject_size than fi_getinfo offered is
+ * refused (it used to take it, and inject up to the cell payload). */
+static void test_inject_size(void **state)
+{
+	size_t max;
+	uint8_t *buf;
+	struct iovec iov;
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	struct fi_msg_tagged tmsg = { .msg_iov = &iov, .iov_count = 1 };
+	struct fi_context ctx;
+	struct fid_ep *ep;
+
+	(void)state;
+	t_open(&T, CAPS, 2);
+	max = T.info->tx_attr->inject_size;
+	T.info->tx_attr->inject_size = max + 79;
+	EXPECT_LOGGED(fi_endpoint(T.domain, T.info, &ep, NULL), -FI_EINVAL,
+		      "inject_size");
+	T.info->tx_attr->inject_size = max;
+	buf = calloc(1, max + 128);
+	assert_non_null(buf);
+	iov.iov_base = buf;
+	msg.addr = tmsg.addr = T.addr[1];
+	msg.context = tmsg.context = &ctx;
+	for (size_t len = max + 1; len < max + 128; len += 13) {
+		iov.iov_len = len;
+		EXPECT_LOGGED(fi_inject(T.ep[0], buf, len, T.addr[1]),
+			      -FI_EINVAL, "inject_size");
+		EXPECT_LOGGED(fi_tinject(T.ep[0], buf, len, T.addr[1], 1),
+			      -FI_EINVAL, "inject_size");
+		EXPECT_LOGGED(fi_injectdata(T.ep[0], buf, len, 2, T.addr[1]),
+			      -FI_EINVAL, "inject_size");
+		EXPECT_LOGGED(fi_sendmsg(T.ep[0], &msg, FI_INJECT),
+			      -FI_EINVAL, "inject_size");
+		EXPECT_LOGGED(fi_tsendmsg(T.ep[0], &tmsg, FI_INJECT),
+			      -FI_EINVAL, "inject_size");
+		EXPECT_LOGGED(fi_inject_write(T.ep[0], buf, len, T.addr[1], 0,
+					      0), -FI_EINVAL, "inject_size");
+	}
+	assert_int_equal(fi_inject(T.ep[0], buf, max, T.addr[1]), 0);
+	free(buf);
+	t_close(&T);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +406,9 @@ int main(void)
 		cmocka_unit_test(test_null_msg),
 		cmocka_unit_test(test_iov_overflow),
 		cmocka_unit_test(test_close_order),
+		cmocka_unit_test(test_tx_size_left),
+		cmocka_unit_test(test_tx_size_huge),
+		cmocka_unit_test(test_inject_size),
 	};
 
 	/* The tests read the warnings: make sure they are on. */
