@@ -5,10 +5,15 @@
  * still works afterwards (checked by moving data through it). Covered:
  * operations before fi_enable; NULL buffers with bytes, NULL msg
  * structures and iov lengths whose sum overflows; closes in the wrong
- * order; limits (inject_size, tx_size, fi_tx_size_left) kept as stated.
+ * order; limits (inject_size, tx_size, fi_tx_size_left) kept as stated;
+ * endpoint names held by another endpoint or another user.
  */
 #include "shm_prov_test.h"
 #include "../../../core/test/capture.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | \
 	      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_ATOMIC)
@@ -397,6 +402,80 @@ static void test_inject_size(void **state)
 	t_close(&T);
 }
 
+/* The info of an endpoint named by service svc (fabtests' servers). */
+static struct fi_info *named_info(const char *svc)
+{
+	struct fi_info *hints = t_hints(CAPS), *info;
+
+	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), NULL, svc, FI_SOURCE,
+				    hints, &info), 0);
+	fi_freeinfo(hints);
+	return info;
+}
+
+/* A name a live endpoint of ours holds (two jobs on one service): the
+ * second fi_endpoint fails and says who holds it (it used to say only
+ * "Address already in use"). */
+static void test_name_taken(void **state)
+{
+	struct fi_info *info;
+	struct fid_ep *a, *b;
+	char svc[32], pid[32];
+
+	(void)state;
+	t_open(&T, CAPS, 0);
+	snprintf(svc, sizeof(svc), "taken%d", (int)getpid());
+	snprintf(pid, sizeof(pid), "pid %d", (int)getpid());
+	info = named_info(svc);
+	assert_int_equal(fi_endpoint(T.domain, info, &a, NULL), 0);
+	EXPECT_LOGGED(fi_endpoint(T.domain, info, &b, NULL), -FI_EADDRINUSE,
+		      pid);
+	assert_int_equal(fi_close(&a->fid), 0);
+	/* Free again once its holder closed. */
+	assert_int_equal(fi_endpoint(T.domain, info, &b, NULL), 0);
+	assert_int_equal(fi_close(&b->fid), 0);
+	fi_freeinfo(info);
+	t_close(&T);
+}
+
+/* Another user's file under our name (anyone may create files in
+ * /dev/shm): refused, naming its owner. Making a file of another user
+ * takes root. */
+static void test_name_foreign(void **state)
+{
+	char svc[32], name[64], uid[32];
+	struct capture cap;
+	struct fi_info *info;
+	struct fid_ep *ep;
+	const char *out;
+	int fd, ret;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: only root can create a file owned by another user\n");
+		skip();
+	}
+	snprintf(svc, sizeof(svc), "foreign%d", (int)getpid());
+	snprintf(name, sizeof(name), "/weftshm-%u-n-%s", (unsigned)getuid(),
+		 svc);
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, 4242, 4242), 0);
+	close(fd);
+	snprintf(uid, sizeof(uid), "uid 4242");
+	t_open(&T, CAPS, 0);
+	info = named_info(svc);
+	capture_start(&cap);
+	ret = fi_endpoint(T.domain, info, &ep, NULL);
+	out = capture_stop(&cap);
+	assert_int_equal(shm_unlink(name), 0);	/* before any assert fails */
+	assert_int_equal(ret, -FI_EADDRINUSE);
+	assert_int_equal(capture_count(out, uid), 1);
+	capture_free(&cap);
+	fi_freeinfo(info);
+	t_close(&T);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +488,8 @@ int main(void)
 		cmocka_unit_test(test_tx_size_left),
 		cmocka_unit_test(test_tx_size_huge),
 		cmocka_unit_test(test_inject_size),
+		cmocka_unit_test(test_name_taken),
+		cmocka_unit_test(test_name_foreign),
 	};
 
 	/* The tests read the warnings: make sure they are on. */
