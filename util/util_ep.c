@@ -92,6 +92,13 @@ int util_ep_fini(struct util_ep *ep)
 	return 0;
 }
 
+ssize_t util_ep_null_msg(const struct util_ep *ep, const char *call)
+{
+	FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_DATA,
+		"%s: msg is NULL\n", call);
+	return -FI_EINVAL;
+}
+
 /* ---- bind ---- */
 
 static int util_ep_bind_cq_dir(struct util_ep *ep, struct util_cq *cq,

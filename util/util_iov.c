@@ -1,8 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 #include "weft/compat.h"
+#include "weft/log.h"
 #include "weft/util_iov.h"
 
 #include <string.h>
+
+int util_iov_check(const struct fi_provider *prov, const char *what,
+		   const struct iovec *iov, size_t count, size_t *total)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len) {
+			FI_WARN(prov, FI_LOG_EP_DATA,
+				"%s: iov[%zu] of %zu bytes has a NULL buffer\n",
+				what, i, iov[i].iov_len);
+			return -FI_EINVAL;
+		}
+		if (iov[i].iov_len > SIZE_MAX - n) {
+			FI_WARN(prov, FI_LOG_EP_DATA,
+				"%s: iov lengths add up to more than SIZE_MAX (at iov[%zu])\n",
+				what, i);
+			return -FI_EINVAL;
+		}
+		n += iov[i].iov_len;
+	}
+	*total = n;
+	return 0;
+}
 
 /* The piece of iov[i] a copy at *off of at most want bytes touches (0:
  * none, *off consumed by iov[i]). */

@@ -255,6 +255,7 @@ ssize_t util_srx_post(struct util_srx *srx, const struct iovec *iov,
 		      size_t count, fi_addr_t src, uint64_t tag,
 		      uint64_t ignore, void *context, uint64_t flags)
 {
+	size_t total;
 	ssize_t ret;
 
 	if (WEFT_UNLIKELY(count > srx->iov_limit || (count && !iov) ||
@@ -263,6 +264,11 @@ ssize_t util_srx_post(struct util_srx *srx, const struct iovec *iov,
 			"bad receive iov count %zu\n", count);
 		return -FI_EINVAL;
 	}
+	/* A NULL buffer would be written when a message arrives, in
+	 * progress, far from this call. */
+	if (WEFT_UNLIKELY(util_iov_check(srx->prov, "receive", iov, count,
+					 &total)))
+		return -FI_EINVAL;
 	if (!srx->msg_q.directed)
 		src = FI_ADDR_UNSPEC;
 	util_lock_acquire(&srx->ep->lock);

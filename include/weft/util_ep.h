@@ -116,6 +116,19 @@ int util_ep_atomic_compwritevalid(struct fid_ep *ep,
 				  enum fi_datatype datatype, enum fi_op op,
 				  size_t *count);
 
+/* An fi_*msg call (named by call) given a NULL msg: -FI_EINVAL and a
+ * warning. For the providers' *msg entry points, before they read msg. */
+ssize_t util_ep_null_msg(const struct util_ep *ep, const char *call);
+
+/* Tables for an endpoint before fi_enable (util_ep_off.c): every data
+ * transfer returns -FI_EOPBADSTATE with a log line; the atomic *valid
+ * queries answer as util_ep_atomic_*valid. A provider installs them at
+ * fi_endpoint and its own tables from its ep->enable callback. */
+extern const struct fi_ops_msg util_ep_off_msg_ops;
+extern const struct fi_ops_tagged util_ep_off_tagged_ops;
+extern const struct fi_ops_rma util_ep_off_rma_ops;
+extern const struct fi_ops_atomic util_ep_off_atomic_ops;
+
 /*
  * Op flag the fi_inject* calls (fi_inject, fi_tinject, fi_injectdata,
  * fi_inject_write, fi_inject_atomic...) post with: they never produce a

@@ -12,6 +12,16 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+struct fi_provider;
+
+/* An application's iovec array (count entries, iov not NULL): every entry
+ * with bytes has a buffer and the lengths add up without overflow. 0 and
+ * the total in *total, or -FI_EINVAL after a warning in prov's log that
+ * names the call (what) and the entry. Out of line: for the paths of
+ * several entries, where a single buffer's check is inlined by callers. */
+int util_iov_check(const struct fi_provider *prov, const char *what,
+		   const struct iovec *iov, size_t count, size_t *total);
+
 static inline size_t util_iov_total(const struct iovec *iov, size_t count)
 {
 	size_t i, n = 0;

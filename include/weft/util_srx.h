@@ -254,6 +254,8 @@ static inline ssize_t util_srx_recvv(struct util_srx *srx,
 static inline ssize_t util_srx_recvmsg(struct util_srx *srx,
 				       const struct fi_msg *msg, uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(srx->ep, "fi_recvmsg");
 	return util_srx_post(srx, msg->msg_iov, msg->iov_count, msg->addr, 0,
 			     0, msg->context,
 			     flags & ~(FI_TAGGED | FI_PEEK | FI_CLAIM |
@@ -281,6 +283,8 @@ static inline ssize_t util_srx_trecvmsg(struct util_srx *srx,
 					const struct fi_msg_tagged *msg,
 					uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(srx->ep, "fi_trecvmsg");
 	return util_srx_post(srx, msg->msg_iov, msg->iov_count, msg->addr,
 			     msg->tag, msg->ignore, msg->context,
 			     flags | FI_TAGGED);

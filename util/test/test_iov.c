@@ -17,6 +17,35 @@ static void test_iov_total(void **state)
 	assert_int_equal(util_iov_total(NULL, 0), 0);
 }
 
+/* util_iov_check: NULL buffers count only with bytes; sums that do not
+ * fit size_t are refused, not wrapped. */
+static void test_iov_check(void **state)
+{
+	struct iovec bad[2] = { { .iov_base = a, .iov_len = 1 },
+				{ .iov_base = NULL, .iov_len = 1 } };
+	struct iovec empty[1] = { { .iov_base = NULL, .iov_len = 0 } };
+	struct iovec big[2] = { { .iov_base = a, .iov_len = SIZE_MAX },
+				{ .iov_base = c, .iov_len = 2 } };
+	size_t total = 99;
+
+	(void)state;
+	assert_int_equal(util_iov_check(NULL, "t", iov, 3, &total), 0);
+	assert_int_equal(total, 8);
+	assert_int_equal(util_iov_check(NULL, "t", empty, 1, &total), 0);
+	assert_int_equal(total, 0);
+	assert_int_equal(util_iov_check(NULL, "t", NULL, 0, &total), 0);
+	assert_int_equal(total, 0);
+	total = 99;
+	assert_int_equal(util_iov_check(NULL, "t", bad, 2, &total),
+			 -FI_EINVAL);
+	assert_int_equal(util_iov_check(NULL, "t", big, 2, &total),
+			 -FI_EINVAL);
+	assert_int_equal(total, 99);
+	big[1].iov_len = 0;
+	assert_int_equal(util_iov_check(NULL, "t", big, 2, &total), 0);
+	assert_int_equal(total, SIZE_MAX);
+}
+
 static void test_iov_copy(void **state)
 {
 	const uint8_t src[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -81,6 +110,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_iov_total),
+		cmocka_unit_test(test_iov_check),
 		cmocka_unit_test(test_iov_copy),
 		cmocka_unit_test(test_iov_slice_seek),
 		cmocka_unit_test(test_time),

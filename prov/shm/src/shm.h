@@ -40,6 +40,9 @@
 #define SHM_DEF_SPLIT_SIZE ((size_t)128 * 1024)
 /* A split copy's receiver part is split_share / SHM_SPLIT_ONE of it. */
 #define SHM_SPLIT_ONE      (1u << 16)
+/* FI_SHM_TX_SIZE's maximum: tx entries are a table of this many (~0.5
+ * KiB each) allocated at fi_endpoint; more only fails that allocation. */
+#define SHM_MAX_TX_SIZE    (1u << 16)
 /* Cells handled per progress call before completions are looked at. */
 #define SHM_PROGRESS_BATCH 64
 
@@ -110,6 +113,11 @@ struct shm_tx_map {
 	uint64_t gen;			/* shm_av_data.gen it was made for */
 	struct shm_conn *conn;
 };
+
+/* In shm_tx_map.gen (conn NULL): the peer of that address, at that
+ * generation, is dead; operations to it fail until the address is
+ * inserted again. AV generations never reach this bit. */
+#define SHM_TX_MAP_DEAD (1ULL << 63)
 
 /* transport src slot -> conn cache of the receive side. */
 struct shm_src_map {

@@ -318,6 +318,9 @@ static ssize_t shm_amo_writemsg(struct fid_ep *ep_fid,
 				const struct fi_msg_atomic *msg,
 				uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_shm_ep(ep_fid)->util,
+					"fi_atomicmsg");
 	return shm_amo_msg(ep_fid, msg, UTIL_ATOMIC_WRITE, NULL, 0, NULL, 0,
 			   flags);
 }
@@ -378,6 +381,9 @@ static ssize_t shm_amo_readwritemsg(struct fid_ep *ep_fid,
 				    size_t result_count, uint64_t flags)
 {
 	(void)result_desc;
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_shm_ep(ep_fid)->util,
+					"fi_fetch_atomicmsg");
 	return shm_amo_msg(ep_fid, msg, UTIL_ATOMIC_FETCH, NULL, 0, resultv,
 			   result_count, flags);
 }
@@ -430,6 +436,9 @@ static ssize_t shm_amo_compwritemsg(struct fid_ep *ep_fid,
 				    size_t result_count, uint64_t flags)
 {
 	(void)compare_desc; (void)result_desc;
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_shm_ep(ep_fid)->util,
+					"fi_compare_atomicmsg");
 	return shm_amo_msg(ep_fid, msg, UTIL_ATOMIC_COMPARE, comparev,
 			   compare_count, resultv, result_count, flags);
 }

@@ -90,11 +90,14 @@ static void shm_conn_retire(struct shm_ep *ep, struct shm_conn *c)
 	FI_INFO(&shm_prov, FI_LOG_AV, "%s was replaced by a new endpoint\n",
 		c->name);
 	HASH_DEL(ep->conns, c);
-	if (!c->dead)
-		shm_conn_fail(ep, c);
+	/* Its addresses find the new endpoint (before shm_conn_fail, which
+	 * would mark them dead); those of a peer already found dead stay
+	 * dead until inserted again. */
 	for (i = 0; i < ep->tx_map_len; i++)
 		if (ep->tx_map[i].conn == c)
 			ep->tx_map[i].conn = NULL;
+	if (!c->dead)
+		shm_conn_fail(ep, c);
 	if (c->av_removed) {
 		c->av_removed = false;
 		ep->conns_removed--;
@@ -126,6 +129,15 @@ static struct shm_conn *shm_conn_renew(struct shm_ep *ep, struct shm_conn *c)
 	return shm_conn_get(ep, name);
 }
 
+/* The address at generation gen names a dead peer: its cache entry
+ * sends every later operation to the checked path, which refuses it. */
+static void shm_tx_map_dead(struct shm_ep *ep, fi_addr_t fi_addr,
+			    uint64_t gen)
+{
+	ep->tx_map[fi_addr].conn = NULL;
+	ep->tx_map[fi_addr].gen = gen | SHM_TX_MAP_DEAD;
+}
+
 static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 			    const void *addr, uint64_t gen,
 			    struct shm_conn **conn)
@@ -152,8 +164,12 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 	if (!c)
 		return -FI_ENOMEM;
 	ret = shm_conn_open_peer(ep, c);
-	if (ret)
+	if (ret) {
+		/* Not renewed (and reallocated) at every later call. */
+		if (c->dead)
+			shm_tx_map_dead(ep, fi_addr, gen);
 		return ret;
+	}
 	if (c->av_removed) {		/* inserted again before it went */
 		c->av_removed = false;
 		ep->conns_removed--;
@@ -174,7 +190,20 @@ static int shm_conn_tx_slow(struct shm_ep *ep, fi_addr_t fi_addr,
 	return 0;
 }
 
-/* The peer behind fi_addr, its region mapped. */
+static int __attribute__((cold)) shm_conn_tx_dead(struct shm_ep *ep,
+						   fi_addr_t fi_addr)
+{
+	(void)ep;
+	/* Sparse: an application may retry in a loop. */
+	FI_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
+		"fi_addr %llu: its peer is gone (insert the address again to reach a new endpoint under its name)\n",
+		(unsigned long long)fi_addr);
+	return -FI_EHOSTUNREACH;
+}
+
+/* The peer behind fi_addr, its region mapped. A dead peer's entries are
+ * cleared by shm_conn_fail, so the inline fast path (shm_conn_tx) never
+ * returns one and needs no test of its own. */
 int shm_conn_tx_checked(struct shm_ep *ep, fi_addr_t fi_addr,
 			struct shm_conn **conn)
 {
@@ -194,6 +223,8 @@ int shm_conn_tx_checked(struct shm_ep *ep, fi_addr_t fi_addr,
 			*conn = c;
 			return 0;
 		}
+		if (ep->tx_map[fi_addr].gen == (data->gen | SHM_TX_MAP_DEAD))
+			return shm_conn_tx_dead(ep, fi_addr);
 	}
 	return shm_conn_tx_slow(ep, fi_addr, slot->bytes, data->gen, conn);
 }
@@ -259,7 +290,14 @@ fi_addr_t shm_conn_fi_addr_checked(struct shm_ep *ep, struct shm_conn *conn)
 /* Its operations fail; nothing is sent to it any more. */
 static void shm_conn_fail(struct shm_ep *ep, struct shm_conn *conn)
 {
+	size_t i;
+
 	conn->dead = true;
+	/* The cached fast path checks only that a conn is mapped, which a
+	 * dead one still is (queued cells and caches point at it). */
+	for (i = 0; i < ep->tx_map_len; i++)
+		if (ep->tx_map[i].conn == conn)
+			shm_tx_map_dead(ep, i, ep->tx_map[i].gen);
 	shm_tx_fail_conn(ep, conn, FI_EHOSTUNREACH);
 	shm_rx_fail_conn(ep, conn);
 	shm_rma_bounce_fail_conn(ep, conn);

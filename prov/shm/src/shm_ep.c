@@ -48,19 +48,32 @@ static const struct fi_ops shm_ep_fi_ops = {
 	.ops_set = util_no_ops_set,
 };
 
-/* Operations that wait for an ACK (large sends, delivery-complete sends,
- * RMA, atomics) take a tx entry; inline sends need only a cell in the
- * peer's queue, which posting finds out (-FI_EAGAIN). So this is a lower
- * bound for those. */
+/* Every operation takes a cell in its peer's queue, and those that wait
+ * for an ACK (large sends, delivery-complete sends, RMA, atomics) also a
+ * tx entry: the free entries, capped by the free cells of the fullest
+ * queue among our live peers (a peer not mapped yet has an empty queue,
+ * of our cell_count if it runs with our settings). Other senders to the
+ * same peer may take cells first: the count holds for one sender. */
 static ssize_t shm_ep_tx_size_left(struct fid_ep *ep_fid)
 {
 	struct shm_ep *ep = to_shm_ep(ep_fid);
-	ssize_t n;
+	struct shm_conn *c, *tmp;
+	uint64_t n;
 
 	util_lock_acquire(&ep->util.lock);
-	n = (ssize_t)ep->tx_free_top;
+	n = ep->tx_free_top < shm_env.cell_count ? ep->tx_free_top :
+						   shm_env.cell_count;
+	HASH_ITER(hh, ep->conns, c, tmp) {
+		uint64_t cells;
+
+		if (!c->peer || c->dead)
+			continue;
+		cells = shm_queue_free_cells(&c->peer->q);
+		if (cells < n)
+			n = cells;
+	}
 	util_lock_release(&ep->util.lock);
-	return n;
+	return (ssize_t)n;
 }
 
 static ssize_t shm_ep_rx_size_left(struct fid_ep *ep_fid)
@@ -133,15 +146,28 @@ static int shm_ep_region_open(struct shm_ep *ep, const struct fi_info *info)
 	return ep->src_map ? 0 : -FI_ENOMEM;
 }
 
+/* fi_enable, after util checked that an AV and a CQ or counter are
+ * bound: the data-transfer tables replace util's refusing ones, so the
+ * operations never test for an AV or for the enabled state. */
+static int shm_ep_enable(struct util_ep *util)
+{
+	util->ep_fid.msg = UTIL_OPS(&shm_msg_ops);
+	util->ep_fid.tagged = UTIL_OPS(&shm_tagged_ops);
+	util->ep_fid.rma = UTIL_OPS(&shm_rma_ops);
+	util->ep_fid.atomic = UTIL_OPS(&shm_atomic_ops);
+	return 0;
+}
+
 static void shm_ep_set_ops(struct shm_ep *ep)
 {
 	ep->util.ep_fid.fid.ops = UTIL_OPS(&shm_ep_fi_ops);
 	ep->util.ep_fid.ops = UTIL_OPS(&shm_ep_ops);
 	ep->util.ep_fid.cm = UTIL_OPS(&shm_ep_cm_ops);
-	ep->util.ep_fid.msg = UTIL_OPS(&shm_msg_ops);
-	ep->util.ep_fid.tagged = UTIL_OPS(&shm_tagged_ops);
-	ep->util.ep_fid.rma = UTIL_OPS(&shm_rma_ops);
-	ep->util.ep_fid.atomic = UTIL_OPS(&shm_atomic_ops);
+	ep->util.ep_fid.msg = UTIL_OPS(&util_ep_off_msg_ops);
+	ep->util.ep_fid.tagged = UTIL_OPS(&util_ep_off_tagged_ops);
+	ep->util.ep_fid.rma = UTIL_OPS(&util_ep_off_rma_ops);
+	ep->util.ep_fid.atomic = UTIL_OPS(&util_ep_off_atomic_ops);
+	ep->util.enable = shm_ep_enable;
 }
 
 int shm_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -170,6 +196,23 @@ int shm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ret = shm_ep_region_open(ep, info);
 	if (ret)
 		goto err_util;
+	/* What the endpoint enforces: fi_getinfo offers no more, but the
+	 * info may have been edited since. */
+	if (info->tx_attr->inject_size > shm_inject_max(shm_env.cell_size)) {
+		FI_WARN(&shm_prov, FI_LOG_EP_CTRL,
+			"tx_attr->inject_size %zu exceeds shm's %zu (FI_SHM_CELL_SIZE)\n",
+			info->tx_attr->inject_size,
+			shm_inject_max(shm_env.cell_size));
+		ret = -FI_EINVAL;
+		goto err_region;
+	}
+	if (info->tx_attr->size > SHM_MAX_TX_SIZE) {
+		FI_WARN(&shm_prov, FI_LOG_EP_CTRL,
+			"tx_attr->size %zu exceeds the maximum of FI_SHM_TX_SIZE (%u)\n",
+			info->tx_attr->size, SHM_MAX_TX_SIZE);
+		ret = -FI_EINVAL;
+		goto err_region;
+	}
 	ret = shm_tx_init(ep, info->tx_attr->size ? info->tx_attr->size :
 						     shm_env.tx_size);
 	if (ret)

@@ -236,7 +236,7 @@ static void shm_cleanup(void)
 /* FI_SHM_*, each stated once, in the order weft_info -e lists them. */
 static const struct weft_setting shm_setting_table[] = {
 	{ .name = "tx_size", .type = WEFT_SETTING_SIZE, SHM_FIELD(tx_size),
-	  .def = 1024, .min = 16,
+	  .def = 1024, .min = 16, .max = SHM_MAX_TX_SIZE,
 	  .help = "Transmit operations an endpoint keeps outstanding" },
 	{ .name = "rx_size", .type = WEFT_SETTING_SIZE, SHM_FIELD(rx_size),
 	  .def = 1024, .min = 16,

@@ -32,6 +32,8 @@ static ssize_t shm_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 static ssize_t shm_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 			       uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_shm_ep(ep_fid)->util, "fi_sendmsg");
 	return shm_send_post(to_shm_ep(ep_fid), msg->msg_iov, msg->iov_count,
 			     msg->addr, 0, msg->data, msg->context,
 			     util_ep_user_flags(flags) & ~FI_TAGGED);
@@ -124,6 +126,9 @@ static ssize_t shm_tag_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 static ssize_t shm_tag_sendmsg(struct fid_ep *ep_fid,
 			       const struct fi_msg_tagged *msg, uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_shm_ep(ep_fid)->util,
+					"fi_tsendmsg");
 	return shm_send_post(to_shm_ep(ep_fid), msg->msg_iov, msg->iov_count,
 			     msg->addr, msg->tag, msg->data, msg->context,
 			     util_ep_user_flags(flags) | FI_TAGGED);

@@ -155,6 +155,20 @@ static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
 	return NULL;
 }
 
+/* Cells a reserve would find free now (other producers may take them
+ * first). Read from the peer's mapping: clamped to the ring. */
+static inline uint64_t shm_queue_free_cells(const struct shm_queue_tx *q)
+{
+	uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed);
+	uint64_t end = atomic_load_explicit(q->released,
+					    memory_order_acquire) +
+		       q->mask + 1;
+	int64_t n = (int64_t)(end - tail);
+
+	return n <= 0 ? 0 : (uint64_t)n > q->mask + 1 ? q->mask + 1 :
+							 (uint64_t)n;
+}
+
 /* Producer: ask for ownership of the payload lines past the first one of
  * a reserved cell before filling it, so that the transfers of lines the
  * consumer read last time overlap instead of coming one by one as the

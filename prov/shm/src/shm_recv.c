@@ -70,8 +70,10 @@ int shm_rx_init(struct shm_ep *ep)
 	ret = util_srx_init(&ep->srx, &ep->util, &attr);
 	if (ret)
 		return ret;
+	/* Never more made up front than FI_SHM_UNEXP_COUNT allows. */
 	ret = util_pool_init(&ep->unexp_pool,
-			     sizeof(struct shm_unexp) + ep->payload_max, 0, 64,
+			     sizeof(struct shm_unexp) + ep->payload_max, 0,
+			     shm_env.unexp_count < 64 ? shm_env.unexp_count : 64,
 			     64, shm_env.unexp_count, NULL, NULL);
 	if (ret)
 		goto err_rx_pool;

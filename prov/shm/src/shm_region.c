@@ -253,6 +253,42 @@ static void shm_name_generate(struct shm_region *r, const uint8_t nonce[16])
 		 (unsigned)getuid(), (int)getpid(), hex);
 }
 
+/* Why a chosen name could not be taken, for the log: another user's
+ * file under our uid's prefix (anyone may create files in /dev/shm), a
+ * live endpoint of ours (another job of ours with the same service), or
+ * a file that is not a live region (in creation, or not weft's). */
+static void shm_name_explain(const char *name)
+{
+	struct shm_region_hdr h;
+	char path[SHM_NAME_MAX + 16];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	if (stat(path, &st))
+		return;
+	if (st.st_uid != getuid()) {
+		FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+			"%s belongs to uid %u, not to this user (uid %u): another user created it, so the name is blocked; remove the file or choose another name\n",
+			path, (unsigned)st.st_uid, (unsigned)getuid());
+		return;
+	}
+	fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK &&
+	    pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    h.magic == SHM_REGION_MAGIC)
+		FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+			"%s is held by a live endpoint of this user (pid %d): another process or job uses the same name\n",
+			path, (int)h.owner_pid);
+	else
+		FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+			"%s exists but is no live endpoint (being created, or not a weft region): remove it if it stays\n",
+			path);
+	close(fd);
+}
+
 /* O_EXCL create; a chosen name held by a dead owner is taken over. The
  * lock is taken before the object can be useful to anyone, and reclaim
  * spares young unready objects, so nobody removes it in between. */
@@ -284,6 +320,8 @@ static int shm_region_open_new(struct shm_region *r, const char *short_name,
 			nanosleep(&(struct timespec){ .tv_nsec = 1000000 },
 				  NULL);
 	}
+	if (r->fd < 0 && short_name)
+		shm_name_explain(r->name);
 	if (r->fd < 0)
 		return short_name ? -FI_EADDRINUSE : -FI_EBUSY;
 	if (flock(r->fd, LOCK_EX) || fchmod(r->fd, 0600)) {

@@ -81,9 +81,17 @@ static ssize_t shm_rma_check_args(const struct iovec *iov, size_t count,
 			"RMA iov counts %zu/%zu out of range\n", count, rma_cnt);
 		return -FI_EINVAL;
 	}
-	*len = util_iov_total(iov, count);
-	for (i = 0; i < rma_cnt; i++)
+	if (util_iov_check(&shm_prov, "RMA", iov, count, len))
+		return -FI_EINVAL;
+	for (i = 0; i < rma_cnt; i++) {
+		if (rma[i].len > SIZE_MAX - rlen) {
+			FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+				"RMA remote lengths overflow at rma_iov[%zu]\n",
+				i);
+			return -FI_EINVAL;
+		}
 		rlen += rma[i].len;
+	}
 	if (rlen != *len) {
 		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
 			"RMA local %zu bytes vs remote %zu bytes\n", *len, rlen);
@@ -411,6 +419,13 @@ int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
 
 /* ---- fi_ops_rma ------------------------------------------------------ */
 
+/* The one target region of readv/writev spans the local iovs; arguments
+ * that shm_rma_check_args refuses are not read here. */
+static size_t shm_rma_iov_len(const struct iovec *iov, size_t count)
+{
+	return iov && count <= SHM_IOV_LIMIT ? util_iov_total(iov, count) : 0;
+}
+
 static ssize_t shm_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 			    void *desc, fi_addr_t src, uint64_t addr,
 			    uint64_t key, void *context)
@@ -430,7 +445,7 @@ static ssize_t shm_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 {
 	struct shm_ep *ep = to_shm_ep(ep_fid);
 	struct fi_rma_iov rma = { .addr = addr, .key = key,
-				  .len = util_iov_total(iov, count) };
+				  .len = shm_rma_iov_len(iov, count) };
 
 	(void)desc;
 	return shm_rma_post(ep, SHM_OP_READ, iov, count, &rma, 1, src, 0,
@@ -440,6 +455,8 @@ static ssize_t shm_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 static ssize_t shm_rma_readmsg(struct fid_ep *ep_fid,
 			       const struct fi_msg_rma *msg, uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_shm_ep(ep_fid)->util, "fi_readmsg");
 	return shm_rma_post(to_shm_ep(ep_fid), SHM_OP_READ, msg->msg_iov,
 			    msg->iov_count, msg->rma_iov, msg->rma_iov_count,
 			    msg->addr, 0, msg->context,
@@ -466,7 +483,7 @@ static ssize_t shm_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 {
 	struct shm_ep *ep = to_shm_ep(ep_fid);
 	struct fi_rma_iov rma = { .addr = addr, .key = key,
-				  .len = util_iov_total(iov, count) };
+				  .len = shm_rma_iov_len(iov, count) };
 
 	(void)desc;
 	return shm_rma_post(ep, SHM_OP_WRITE, iov, count, &rma, 1, dest, 0,
@@ -476,6 +493,9 @@ static ssize_t shm_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 static ssize_t shm_rma_writemsg(struct fid_ep *ep_fid,
 				const struct fi_msg_rma *msg, uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_shm_ep(ep_fid)->util,
+					"fi_writemsg");
 	return shm_rma_post(to_shm_ep(ep_fid), SHM_OP_WRITE, msg->msg_iov,
 			    msg->iov_count, msg->rma_iov, msg->rma_iov_count,
 			    msg->addr, msg->data, msg->context,

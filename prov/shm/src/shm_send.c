@@ -170,6 +170,13 @@ static ssize_t shm_send_rts(struct shm_ep *ep, struct shm_conn *conn,
 	return 0;
 }
 
+static ssize_t __attribute__((noinline, cold)) shm_send_null_buf(size_t len)
+{
+	FI_WARN(&shm_prov, FI_LOG_EP_DATA, "send of %zu bytes from NULL\n",
+		len);
+	return -FI_EINVAL;
+}
+
 ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 		      size_t count, fi_addr_t dest, uint64_t tag,
 		      uint64_t data, void *context, uint64_t flags)
@@ -182,8 +189,16 @@ ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "bad iov count %zu\n", count);
 		return -FI_EINVAL;
 	}
-	len = WEFT_LIKELY(count == 1) ? iov[0].iov_len :
-					util_iov_total(iov, count);
+	if (WEFT_LIKELY(count == 1)) {
+		len = iov[0].iov_len;
+		/* Branch on the buffer first: the length test is off the
+		 * fast path then. */
+		if (WEFT_UNLIKELY(!iov[0].iov_base) && len)
+			return shm_send_null_buf(len);
+	} else if (WEFT_UNLIKELY(util_iov_check(&shm_prov, "send", iov, count,
+						&len))) {
+		return -FI_EINVAL;
+	}
 	if (WEFT_UNLIKELY((flags & FI_INJECT) && len > ep->util.inject_size)) {
 		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
 			"FI_INJECT send of %zu bytes exceeds inject_size %zu\n",

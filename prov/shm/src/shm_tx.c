@@ -183,12 +183,16 @@ static void shm_tx_check_deadlines(struct shm_ep *ep)
 	DL_FOREACH_SAFE(ep->tx_active, tx, tmp) {
 		if (tx->deadline_ns > now)
 			continue;
-		/* May fail tx and others toward the same peer. */
-		if (shm_conn_check(ep, tx->conn))
+		/* May fail tx and others toward the same peer. One already
+		 * dead has nothing left to fail, unless an operation reached
+		 * it since: that one fails now. */
+		if (shm_conn_check(ep, tx->conn)) {
 			tx->deadline_ns = now +
 				shm_env.peer_timeout_ms * 1000000ull;
-		else
+		} else {
+			shm_tx_fail_conn(ep, tx->conn, FI_EHOSTUNREACH);
 			return;
+		}
 	}
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shm provider: RMA between processes, with CMA and with CMA refused
- * (bounce segments), and peers killed with SIGKILL in the middle of a
- * bounce RMA on either side.
+ * (bounce segments), peers killed with SIGKILL in the middle of a
+ * bounce RMA on either side, and new operations toward a peer already
+ * found dead.
  */
 #include "shm_proc_test.h"
 #include "../src/shm.h"
@@ -355,6 +356,102 @@ static void test_rma_sigkill(void **state)
 	shm_cma_test_refuse = 0;
 }
 
+/* ---- operations posted after the peer was found dead ------------------ */
+
+/* A target that never progresses after opening, until it is killed. */
+static void idle_target_child(void)
+{
+	struct fid_mr *mr;
+	struct cctx c;
+
+	(void)c_target_open(&c, &mr);
+	for (;;)
+		pause();
+}
+
+#define DEAD_LARGE ((size_t)1 << 20)
+#define DEAD_SMALL 64
+/* Seconds a new operation toward a dead peer may take to fail: it
+ * should fail at once, this only keeps a regression from hanging. */
+#define DEAD_FAIL_S 5
+
+/* ret of an operation posted toward a dead peer: an error now, or an
+ * error completion of ctx soon; never -FI_EAGAIN, never success. */
+static void expect_failed(struct tctx *t, ssize_t ret, void *ctx,
+			  const char *what)
+{
+	uint64_t deadline = t_now_s() + DEAD_FAIL_S;
+	struct t_comp c;
+
+	if (ret) {
+		if (ret == -FI_EAGAIN)
+			fail_msg("%s: -FI_EAGAIN toward a dead peer", what);
+		assert_true(ret < 0);
+		return;
+	}
+	if (!ctx)
+		fail_msg("%s: an inject toward a dead peer succeeded", what);
+	while (!t_take(t, ctx, &c)) {
+		t_poll(t);
+		if (t_now_s() > deadline)
+			fail_msg("%s: no completion %d s after posting toward a dead peer",
+				 what, DEAD_FAIL_S);
+	}
+	if (!c.is_err)
+		fail_msg("%s: completed successfully toward a dead peer",
+			 what);
+}
+
+static void test_ops_after_death(void **state)
+{
+	struct tctx *t = calloc(1, sizeof(*t));
+	uint8_t *buf = malloc(DEAD_LARGE);
+	struct fi_context c[6];
+	fi_addr_t peer;
+	pid_t pid;
+	int i;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(buf);
+	pid = fork();
+	if (pid == 0)
+		idle_target_child();
+	peer = p_open(t, 1);
+	t_fill(buf, DEAD_LARGE, 5);
+
+	/* A large send waits for the ACK of a peer that then dies: it
+	 * fails when the peer is found dead. */
+	T_POST(t, fi_send(t->ep[0], buf, DEAD_LARGE, NULL, peer, &c[0]));
+	kill(pid, SIGKILL);
+	assert_int_equal(reap(pid), 128 + SIGKILL);
+	assert_int_equal(t_wait_err(t, &c[0]).err, FI_EHOSTUNREACH);
+
+	/* Everything posted toward it now fails too. Small sends many
+	 * times: enough to fill its queue had they been queued. */
+	expect_failed(t, fi_send(t->ep[0], buf, DEAD_LARGE, NULL, peer,
+				 &c[1]), &c[1], "1 MiB fi_send");
+	expect_failed(t, fi_write(t->ep[0], buf, DEAD_LARGE, NULL, peer,
+				  B->addr, B->key, &c[2]), &c[2],
+		      "1 MiB fi_write");
+	expect_failed(t, fi_read(t->ep[0], buf, DEAD_LARGE, NULL, peer,
+				 B->addr, B->key, &c[3]), &c[3],
+		      "1 MiB fi_read");
+	expect_failed(t, fi_write(t->ep[0], buf, DEAD_SMALL, NULL, peer,
+				  B->addr, B->key, &c[4]), &c[4],
+		      "small fi_write");
+	for (i = 0; i < 2000; i++) {
+		expect_failed(t, fi_send(t->ep[0], buf, DEAD_SMALL, NULL, peer,
+					 &c[5]), &c[5], "small fi_send");
+		expect_failed(t, fi_inject(t->ep[0], buf, DEAD_SMALL, peer),
+			      NULL, "fi_inject");
+	}
+	assert_int_equal(t->nstash, 0);
+	t_close(t);
+	free(t);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +462,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rma_two_processes_one_way,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rma_sigkill, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ops_after_death, setup,
 						teardown),
 	};
 
