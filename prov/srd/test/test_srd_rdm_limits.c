@@ -87,10 +87,119 @@ static void test_null_buffer(void **state)
 	tfab_close(&f);
 }
 
+/* Four iovs each way (the advertised iov_limit) at the eager, medium and
+ * long sizes: every byte lands where it should. */
+static void iov4_roundtrip(struct tfab *f, size_t len, unsigned int seed)
+{
+	uint8_t *src = malloc(len), *dst = calloc(1, len + 1);
+	const size_t cut[4] = { 0, len / 7, len / 2, len - len / 5 };
+	struct iovec siov[4], riov[4];
+	int sctx, rctx, i;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	tfab_fill(src, len, seed);
+	for (i = 0; i < 4; i++) {
+		size_t end = i < 3 ? cut[i + 1] : len;
+
+		siov[i].iov_base = src + cut[i];
+		siov[i].iov_len = end - cut[i];
+		/* the receive cuts elsewhere, so pieces straddle */
+		riov[i].iov_base = dst + (i ? len / 4 * (size_t)i + 1 : 0);
+		riov[i].iov_len = (i < 3 ? len / 4 * (size_t)(i + 1) + 1 :
+				   len) - (i ? len / 4 * (size_t)i + 1 : 0);
+	}
+	TFAB_POST(f, fi_recvv(f->b.ep, riov, NULL, 4, FI_ADDR_UNSPEC, &rctx));
+	TFAB_POST(f, fi_sendv(f->a.ep, siov, NULL, 4, f->a.peer, &sctx));
+	expect_ok(f, &f->b, &rctx, len);
+	expect_ok(f, &f->a, &sctx, len);
+	tfab_check(dst, len, seed);
+	assert_int_equal(dst[len], 0);
+	free(src);
+	free(dst);
+}
+
+static void test_iov_limit(void **state)
+{
+	uint8_t buf[64] = { 0 };
+	struct iovec iov[5];
+	struct fid_ep *ep2;
+	struct fi_info *info2;
+	struct tfab f;
+	int i, ctx;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	assert_int_equal(f.info->tx_attr->iov_limit, 4);
+	assert_int_equal(f.info->rx_attr->iov_limit, 4);
+	iov4_roundtrip(&f, 64, 1);
+	iov4_roundtrip(&f, 3 * f.mtu + 5, 2);
+	iov4_roundtrip(&f, 1 << 20, 3);
+	for (i = 0; i < 5; i++) {
+		iov[i].iov_base = buf + 8 * i;
+		iov[i].iov_len = 8;
+	}
+	assert_int_equal(fi_sendv(f.a.ep, iov, NULL, 5, f.a.peer, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_recvv(f.b.ep, iov, NULL, 5, FI_ADDR_UNSPEC, NULL),
+			 -FI_EINVAL);
+
+	/* an endpoint opened with iov_limit 2 keeps to it */
+	info2 = fi_dupinfo(f.info);
+	assert_non_null(info2);
+	info2->tx_attr->iov_limit = 2;
+	info2->rx_attr->iov_limit = 2;
+	assert_int_equal(fi_endpoint(f.domain, info2, &ep2, NULL), 0);
+	fi_freeinfo(info2);
+	assert_int_equal(fi_ep_bind(ep2, &f.a.cq->fid, FI_TRANSMIT | FI_RECV),
+			 0);
+	assert_int_equal(fi_ep_bind(ep2, &f.a.av->fid, 0), 0);
+	assert_int_equal(fi_enable(ep2), 0);
+	for (i = 3; i <= 4; i++) {
+		assert_int_equal(fi_sendv(ep2, iov, NULL, (size_t)i, f.a.peer,
+					  NULL), -FI_EINVAL);
+		assert_int_equal(fi_recvv(ep2, iov, NULL, (size_t)i,
+					  FI_ADDR_UNSPEC, NULL), -FI_EINVAL);
+	}
+	tfab_fill(buf, 16, 9);
+	TFAB_POST(&f, fi_recv(f.b.ep, buf + 32, 32, NULL, FI_ADDR_UNSPEC,
+			      &ctx));
+	TFAB_POST(&f, fi_sendv(ep2, iov, NULL, 2, f.a.peer, &f));
+	expect_ok(&f, &f.b, &ctx, 16);
+	expect_ok(&f, &f.a, &f, 16);
+	tfab_check(buf + 32, 16, 9);
+	assert_int_equal(fi_close(&ep2->fid), 0);
+	tfab_close(&f);
+}
+
+/* iov lengths whose sum wraps around size_t: refused, not truncated to
+ * the wrapped sum. */
+static void test_iov_overflow(void **state)
+{
+	uint8_t buf[16];
+	struct iovec iov[2] = {
+		{ .iov_base = buf, .iov_len = SIZE_MAX - 3 },
+		{ .iov_base = buf + 8, .iov_len = 8 },
+	};
+	struct tfab f;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	tfab_hello(&f);
+	assert_int_equal(fi_recvv(f.b.ep, iov, NULL, 2, FI_ADDR_UNSPEC, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_sendv(f.a.ep, iov, NULL, 2, f.a.peer, NULL),
+			 -FI_EINVAL);
+	check_alive(&f, 16, 5);
+	tfab_close(&f);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_null_buffer),
+		cmocka_unit_test(test_iov_limit),
+		cmocka_unit_test(test_iov_overflow),
 	};
 
 	(void)argc;

@@ -205,12 +205,30 @@ static void srd_ep_set_ops(struct srd_ep *ep)
 	ep->util.enable = srd_ep_enable;
 }
 
+/* The iov limits the caller chose in its fi_info (0: ours), never above
+ * what the provider handles. */
+static size_t srd_ep_iov_limit(size_t asked, size_t max, const char *side)
+{
+	if (!asked)
+		return max;
+	if (asked > max) {
+		FI_INFO(&srd_prov, FI_LOG_EP_CTRL,
+			"%s iov_limit %zu lowered to %zu\n", side, asked, max);
+		return max;
+	}
+	return asked;
+}
+
 static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 {
 	int ret;
 
 	ep->dev = ep->domain->dev;
 	ep->pc = ep->domain->pc;
+	ep->pc.tx_iov_limit = srd_ep_iov_limit(info->tx_attr->iov_limit,
+					       ep->pc.tx_iov_limit, "tx");
+	ep->pc.rx_iov_limit = srd_ep_iov_limit(info->rx_attr->iov_limit,
+					       ep->pc.rx_iov_limit, "rx");
 	ep->pkt_size = ep->dev->caps.mtu;
 	ep->long_read = ep->dev->caps.rdma_read;
 	ep->medium_max = ep->long_read ? SRD_MEDIUM_MAX : SIZE_MAX;

@@ -43,8 +43,11 @@ void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
 						    caps->max_qp_wr));
 	pc->rx_size = srd_rounddown_pow2(srd_min_nz(caps->max_rq_wr,
 						    caps->max_qp_wr));
-	pc->tx_iov_limit = caps->max_sq_sge ? caps->max_sq_sge : 1;
-	pc->rx_iov_limit = caps->max_rq_sge ? caps->max_rq_sge : 1;
+	/* Message iovs never reach the device as SGEs: they are copied into
+	 * packet buffers or cut into one work request per piece, so the
+	 * device's SGE limit does not bound them. */
+	pc->tx_iov_limit = SRD_IOV_MAX;
+	pc->rx_iov_limit = SRD_IOV_MAX;
 	pc->eager_max = caps->mtu > SRD_PKT_HDR_MAX ?
 			caps->mtu - SRD_PKT_HDR_MAX : 0;
 	/* Injected data is copied into a packet buffer, so one packet's worth

@@ -173,9 +173,10 @@ static int srd_send_check(struct srd_ep *ep, const struct iovec *iov,
 {
 	size_t len;
 
-	if (WEFT_UNLIKELY(count > SRD_IOV_MAX || (count && !iov))) {
+	if (WEFT_UNLIKELY(count > ep->pc.tx_iov_limit || (count && !iov))) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-			"send with %zu iovs (max %d)\n", count, SRD_IOV_MAX);
+			"send with %zu iovs (iov_limit %zu)\n", count,
+			ep->pc.tx_iov_limit);
 		return -FI_EINVAL;
 	}
 	/* A NULL buffer would be read later, in progress, for medium and
