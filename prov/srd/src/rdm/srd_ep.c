@@ -48,16 +48,16 @@ static int srd_ep_rx_slab(struct srd_ep *ep)
 		ep->repost_batch = SRD_RX_REPOST_BATCH;
 	if (!ep->repost_batch)
 		ep->repost_batch = 1;
-	ep->rx_slab = srd_slab_alloc((size_t)ep->rx_count * ep->pkt_size);
+	ep->rx_slab = srd_slab_alloc((size_t)ep->rx_count * ep->pkt_stride);
 	ep->rxbufs = calloc(ep->rx_count, sizeof(*ep->rxbufs));
 	if (!ep->rx_slab || !ep->rxbufs)
 		return -FI_ENOMEM;
 	for (i = 0; i < ep->rx_count; i++) {
 		ep->rxbufs[i].hdr.kind = SRD_WR_RXBUF;
-		ep->rxbufs[i].data = ep->rx_slab + (size_t)i * ep->pkt_size;
+		ep->rxbufs[i].data = ep->rx_slab + (size_t)i * ep->pkt_stride;
 	}
 	return srd_slab_reg(ep, ep->rx_slab, (size_t)ep->rx_count *
-			    ep->pkt_size, &ep->rx_mr);
+			    ep->pkt_stride, &ep->rx_mr);
 }
 
 static int srd_ep_tx_slab(struct srd_ep *ep)
@@ -67,17 +67,17 @@ static int srd_ep_tx_slab(struct srd_ep *ep)
 	/* Leave send-queue room for RDMA reads and control packets. */
 	ep->tx_count = ep->qp->sq_depth / 2 < SRD_TX_BUFS_MAX ?
 		       ep->qp->sq_depth / 2 : SRD_TX_BUFS_MAX;
-	ep->tx_slab = srd_slab_alloc((size_t)ep->tx_count * ep->pkt_size);
+	ep->tx_slab = srd_slab_alloc((size_t)ep->tx_count * ep->pkt_stride);
 	ep->txbufs = calloc(ep->tx_count, sizeof(*ep->txbufs));
 	if (!ep->tx_slab || !ep->txbufs)
 		return -FI_ENOMEM;
 	for (i = 0; i < ep->tx_count; i++) {
 		ep->txbufs[i].hdr.kind = SRD_WR_TXBUF;
-		ep->txbufs[i].data = ep->tx_slab + (size_t)i * ep->pkt_size;
+		ep->txbufs[i].data = ep->tx_slab + (size_t)i * ep->pkt_stride;
 		LL_PREPEND(ep->tx_free, &ep->txbufs[i]);
 	}
 	return srd_slab_reg(ep, ep->tx_slab, (size_t)ep->tx_count *
-			    ep->pkt_size, &ep->tx_mr);
+			    ep->pkt_stride, &ep->tx_mr);
 }
 
 static int srd_ep_qp_open(struct srd_ep *ep, const struct fi_info *info)
@@ -230,6 +230,10 @@ static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 	ep->pc.rx_iov_limit = srd_ep_iov_limit(info->rx_attr->iov_limit,
 					       ep->pc.rx_iov_limit, "rx");
 	ep->pkt_size = ep->dev->caps.mtu;
+	/* Packet headers are read in place: each buffer starts on a cache
+	 * line, whatever the MTU (softsrd's may be odd, e.g. 65427). */
+	ep->pkt_stride = (ep->pkt_size + SRD_PKT_ALIGN - 1) &
+			 ~(uint32_t)(SRD_PKT_ALIGN - 1);
 	ep->long_read = ep->dev->caps.rdma_read;
 	ep->medium_max = ep->long_read ? SRD_MEDIUM_MAX : SIZE_MAX;
 	srd_watch_init(ep);

@@ -52,6 +52,7 @@ struct srd_proto_caps {
 };
 
 #define SRD_PKT_HDR_MAX 64	/* room kept in each packet for protocol headers */
+#define SRD_PKT_ALIGN 64	/* of every packet buffer */
 #define SRD_MAX_MSG_SIZE ((size_t)1 << 32)
 
 void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
@@ -329,6 +330,7 @@ struct srd_ep {
 	struct srd_dev_qp *qp;
 	struct srd_ep_name name;
 	uint32_t pkt_size;		/* MTU */
+	uint32_t pkt_stride;		/* MTU rounded up to SRD_PKT_ALIGN */
 	uint32_t sq_inflight;		/* send WRs not yet completed */
 
 	/* the protocols serving here (srd_proto.c) and the routes to them */
