@@ -17,7 +17,7 @@
 
 #include <rdma/fi_tagged.h>
 
-#define CHILD_TIMEOUT_S 120
+#define CHILD_TIMEOUT_S 60
 
 /*
  * Device settings are read once per process (at the first fi_getinfo), so
@@ -271,6 +271,54 @@ static void test_odd_mtu(void **state)
 	run_child("odd_mtu", env);
 }
 
+/* ---- a shallow device send queue ----------------------------------- */
+
+/* 8-byte ping-pong both ways, then messages of every protocol: with a
+ * send queue of 1 the endpoint could not open ("registering 0 bytes of
+ * packet buffers"), with 2 or 3 the first message took the only packet
+ * buffer and the handshake it started waited for it forever. */
+static void child_small_sq(void **state)
+{
+	uint64_t ping = 0, pong = 0;
+	struct tfab f;
+	int i, ctx;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	for (i = 0; i < 50; i++) {
+		uint64_t v = 0x5eed0000u + (uint64_t)i;
+
+		TFAB_POST(&f, fi_recv(f.b.ep, &ping, 8, NULL, FI_ADDR_UNSPEC,
+				      &ctx));
+		TFAB_POST(&f, fi_send(f.a.ep, &v, 8, NULL, f.a.peer, &f));
+		expect_ok(&f, &f.b, &ctx, 8);
+		expect_ok(&f, &f.a, &f, 8);
+		assert_int_equal(ping, v);
+		TFAB_POST(&f, fi_recv(f.a.ep, &pong, 8, NULL, FI_ADDR_UNSPEC,
+				      &ctx));
+		TFAB_POST(&f, fi_send(f.b.ep, &ping, 8, NULL, f.b.peer, &f));
+		expect_ok(&f, &f.a, &ctx, 8);
+		expect_ok(&f, &f.b, &f, 8);
+		assert_int_equal(pong, v);
+	}
+	check_alive(&f, f.eager_max, 1);
+	check_alive(&f, 3 * f.mtu + 1, 2);
+	check_alive(&f, 1 << 20, 3);
+	tfab_close(&f);
+}
+
+static void test_small_sq(void **state)
+{
+	const char *const env1[] = { "FI_SRD_SOFT_MAX_SQ_WR", "1", NULL };
+	const char *const env2[] = { "FI_SRD_SOFT_MAX_SQ_WR", "2", NULL };
+	const char *const env3[] = { "FI_SRD_SOFT_MAX_SQ_WR", "3", NULL };
+
+	(void)state;
+	run_child("small_sq", env1);
+	run_child("small_sq", env2);
+	run_child("small_sq", env3);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 struct child_group {
@@ -291,9 +339,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_iov_limit),
 		cmocka_unit_test(test_iov_overflow),
 		cmocka_unit_test(test_odd_mtu),
+		cmocka_unit_test(test_small_sq),
 	};
 	const struct child_group children[] = {
 		CHILD("odd_mtu", cmocka_unit_test(child_odd_mtu)),
+		CHILD("small_sq", cmocka_unit_test(child_small_sq)),
 	};
 	size_t i;
 

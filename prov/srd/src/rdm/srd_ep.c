@@ -64,9 +64,15 @@ static int srd_ep_tx_slab(struct srd_ep *ep)
 {
 	uint32_t i;
 
-	/* Leave send-queue room for RDMA reads and control packets. */
-	ep->tx_count = ep->qp->sq_depth / 2 < SRD_TX_BUFS_MAX ?
-		       ep->qp->sq_depth / 2 : SRD_TX_BUFS_MAX;
+	/* Leave send-queue room for RDMA reads and control packets. A
+	 * packet buffer is not a send-queue slot (what finds the queue full
+	 * waits on its peer's queue), so a shallow queue still gets enough
+	 * of them for a message and the handshake it starts. */
+	ep->tx_count = ep->qp->sq_depth / 2;
+	if (ep->tx_count < SRD_TX_BUFS_MIN)
+		ep->tx_count = SRD_TX_BUFS_MIN;
+	if (ep->tx_count > SRD_TX_BUFS_MAX)
+		ep->tx_count = SRD_TX_BUFS_MAX;
 	ep->tx_slab = srd_slab_alloc((size_t)ep->tx_count * ep->pkt_stride);
 	ep->txbufs = calloc(ep->tx_count, sizeof(*ep->txbufs));
 	if (!ep->tx_slab || !ep->txbufs)

@@ -27,7 +27,8 @@
 #define SRD_REORDER_WINDOW 256
 #define SRD_RX_BUFS_MAX 1024		/* posted receive buffers per ep */
 #define SRD_RX_REPOST_BATCH 16		/* used rx buffers reposted at once */
-#define SRD_TX_BUFS_MAX 1024		/* packet buffers per ep */
+#define SRD_TX_BUFS_MIN 16		/* packet buffers per ep */
+#define SRD_TX_BUFS_MAX 1024
 #define SRD_TX_ENTRIES_MAX 1024		/* messages in flight per ep */
 #define SRD_MEDIUM_MAX (64 * 1024)	/* above: long protocol (RDMA read) */
 
