@@ -303,7 +303,8 @@ static void test_info_rdma_read_device(void **state)
 	assert_int_equal(info->rx_attr->iov_limit, SRD_IOV_MAX);
 	assert_int_equal(info->tx_attr->inject_size, 8928 - SRD_PKT_HDR_MAX);
 	assert_int_equal(info->tx_attr->rma_iov_limit, 1);
-	assert_true(info->ep_attr->max_msg_size == 1ULL << 40);
+	/* the device could register more, receivers take no more */
+	assert_true(info->ep_attr->max_msg_size == UINT32_MAX);
 	assert_int_equal(info->ep_attr->type, FI_EP_RDM);
 	assert_int_equal(pc.max_rma_size, 1u << 30);
 	assert_int_equal(info->domain_attr->cq_data_size, 4);

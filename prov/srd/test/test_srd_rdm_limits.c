@@ -232,6 +232,57 @@ static void test_iov_overflow(void **state)
 	tfab_close(&f);
 }
 
+/* ---- max_msg_size ------------------------------------------------------ */
+
+static int getinfo_max_msg(size_t max_msg_size, struct fi_info **info)
+{
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	assert_non_null(hints);
+	hints->caps = FI_MSG | FI_TAGGED;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->ep_attr->max_msg_size = max_msg_size;
+	hints->fabric_attr->prov_name = strdup("srd");
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, info);
+	fi_freeinfo(hints);
+	return ret;
+}
+
+/* Receivers drop messages of 4 GiB and more, so that is not offered, a
+ * hint asking for it finds nothing, and a send of it is refused before a
+ * byte moves (the iovs below cover 4 GiB of a 16-byte buffer: any
+ * attempt to send them would fault or read garbage). */
+static void test_max_msg_size(void **state)
+{
+	uint8_t buf[16] = { 0 };
+	struct iovec iov[2] = {
+		{ .iov_base = buf, .iov_len = (size_t)1 << 31 },
+		{ .iov_base = buf, .iov_len = (size_t)1 << 31 },
+	};
+	struct fi_info *info = NULL;
+	struct tfab f;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	assert_true(f.info->ep_attr->max_msg_size == UINT32_MAX);
+	assert_int_equal(getinfo_max_msg((size_t)UINT32_MAX + 1, &info),
+			 -FI_ENODATA);
+	assert_null(info);
+	assert_int_equal(getinfo_max_msg(UINT32_MAX, &info), 0);
+	assert_true(info->ep_attr->max_msg_size == UINT32_MAX);
+	fi_freeinfo(info);
+	tfab_hello(&f);
+	assert_int_equal(fi_sendv(f.a.ep, iov, NULL, 2, f.a.peer, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_tsendv(f.a.ep, iov, NULL, 2, f.a.peer, 1, NULL),
+			 -FI_EINVAL);
+	assert_int_equal(fi_send(f.a.ep, buf, (size_t)1 << 32, NULL, f.a.peer,
+				 NULL), -FI_EINVAL);
+	check_alive(&f, 16, 7);
+	tfab_close(&f);
+}
+
 /* ---- FI_SRD_SOFT_MTU not a multiple of 8 ----------------------------- */
 
 static bool aligned(const void *p)
@@ -338,6 +389,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_null_buffer),
 		cmocka_unit_test(test_iov_limit),
 		cmocka_unit_test(test_iov_overflow),
+		cmocka_unit_test(test_max_msg_size),
 		cmocka_unit_test(test_odd_mtu),
 		cmocka_unit_test(test_small_sq),
 	};

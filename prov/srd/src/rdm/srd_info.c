@@ -55,7 +55,9 @@ void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
 	pc->inject_size = pc->eager_max;
 	/* Long messages are registered for the peer to read: bounded by what
 	 * one registration may cover. */
-	pc->max_msg_size = caps->max_mr_size ? caps->max_mr_size : UINT32_MAX;
+	pc->max_msg_size = caps->max_mr_size &&
+			   caps->max_mr_size < SRD_MAX_MSG_SIZE ?
+			   caps->max_mr_size : SRD_MAX_MSG_SIZE;
 	pc->hw_rma = caps->rdma_read || caps->rdma_write;
 	pc->max_rma_size = pc->hw_rma ? caps->max_rdma_size : 0;
 	pc->long_proto = caps->rdma_read ? SRD_LONG_READ : SRD_LONG_CTS;

@@ -54,7 +54,9 @@ struct srd_proto_caps {
 
 #define SRD_PKT_HDR_MAX 64	/* room kept in each packet for protocol headers */
 #define SRD_PKT_ALIGN 64	/* of every packet buffer */
-#define SRD_MAX_MSG_SIZE ((size_t)1 << 32)
+/* Largest message: receivers refuse a larger total_len (srd_ep_rx_pkt),
+ * so nothing larger is offered or accepted for sending. */
+#define SRD_MAX_MSG_SIZE ((size_t)UINT32_MAX)
 
 void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
 			     struct srd_proto_caps *pc);
