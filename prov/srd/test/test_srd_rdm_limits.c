@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,6 +284,39 @@ static void test_max_msg_size(void **state)
 	tfab_close(&f);
 }
 
+/* ---- memory registration ---------------------------------------------- */
+
+/* fi_mr_reg of memory that is not mapped as asked: refused, as
+ * ibv_reg_mr refuses it (softsrd registered anything, and a peer's RMA
+ * then read or wrote past the mapping). */
+static void test_mr_unmapped(void **state)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct fid_mr *mr;
+	struct tfab f;
+	uint8_t *p;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	/* one readable page and a hole after it (a lone mapping may have
+	 * neighbours, the sanitizers' among them) */
+	p = mmap(NULL, 2 * pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(munmap(p + pg, pg), 0);
+	assert_int_equal(fi_mr_reg(f.domain, p, 1 << 20, FI_REMOTE_READ, 0, 0,
+				   0, &mr, NULL), -FI_EFAULT);
+	assert_int_equal(fi_mr_reg(f.domain, p, (size_t)1 << 50,
+				   FI_REMOTE_READ, 0, 0, 0, &mr, NULL),
+			 -FI_EFAULT);
+	assert_int_equal(fi_mr_reg(f.domain, p, pg, FI_REMOTE_WRITE, 0, 0, 0,
+				   &mr, NULL), -FI_EACCES);
+	assert_int_equal(fi_mr_reg(f.domain, p, pg, FI_REMOTE_READ, 0, 0, 0,
+				   &mr, NULL), 0);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	assert_int_equal(munmap(p, pg), 0);
+	tfab_close(&f);
+}
+
 /* ---- FI_SRD_SOFT_MTU not a multiple of 8 ----------------------------- */
 
 static bool aligned(const void *p)
@@ -390,6 +424,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_iov_limit),
 		cmocka_unit_test(test_iov_overflow),
 		cmocka_unit_test(test_max_msg_size),
+		cmocka_unit_test(test_mr_unmapped),
 		cmocka_unit_test(test_odd_mtu),
 		cmocka_unit_test(test_small_sq),
 	};
