@@ -3,6 +3,7 @@
 #include "weft/log.h"
 #include "weft/util_mr.h"
 #include "weft/util_domain.h"
+#include "weft/util_mem.h"
 #include "weft/util_noop.h"
 #include <stdlib.h>
 
@@ -108,6 +109,28 @@ static const struct fi_ops util_mr_fi_ops = {
 	.ops_set = util_no_ops_set,
 };
 
+/* The region must exist with the access asked for (access 0 is every
+ * access, writes included): RMA from peers and local copies rely on it,
+ * as verbs devices do on ibv_reg_mr's same check. */
+static int util_mr_mapped_check(const struct util_domain *domain,
+				const struct fi_mr_attr *attr)
+{
+	const uint64_t writes = FI_REMOTE_WRITE | FI_READ | FI_RECV;
+	bool write = !attr->access || (attr->access & writes);
+	const struct iovec *iov = &attr->mr_iov[0];
+	uintptr_t bad;
+	int ret;
+
+	ret = util_mem_check(iov->iov_base, iov->iov_len, write, &bad);
+	if (ret)
+		FI_WARN(util_domain_prov(domain), FI_LOG_MR,
+			"mr: %p+%zu is not all mapped %s (at 0x%lx): %s\n",
+			iov->iov_base, iov->iov_len,
+			write ? "readable and writable" : "readable",
+			(unsigned long)bad, fi_strerror(-ret));
+	return ret;
+}
+
 static int util_mr_attr_check(const struct util_domain *domain,
 			      const struct fi_mr_attr *attr, uint64_t flags)
 {
@@ -144,7 +167,7 @@ static int util_mr_attr_check(const struct util_domain *domain,
 			(unsigned long long)flags);
 		return -FI_EINVAL;
 	}
-	return 0;
+	return util_mr_mapped_check(domain, attr);
 }
 
 /* Insert under the map lock: a provider key, or the requested one. */

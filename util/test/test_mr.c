@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "util_test.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 static void test_mr_prov_key_virt_addr(void **state)
 {
 	struct test_env env;
@@ -183,6 +186,54 @@ static void test_mr_bad_input(void **state)
 	test_env_close(&env);
 }
 
+/* A region must be mapped with the access asked for, as ibv_reg_mr
+ * checks: before, 1 MiB over a 4 KiB mapping or 2^50 bytes registered,
+ * and a peer's RMA then read or wrote past the mapping. Three pages:
+ * read-write, read-only, then a hole. */
+static void test_mr_unmapped(void **state)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct test_env env;
+	struct fid_mr *mr;
+	uint8_t *p;
+
+	assert_int_equal(test_env_open(&env, FI_VERSION(1, 17),
+				       FI_THREAD_DOMAIN,
+				       FI_MR_PROV_KEY | FI_MR_VIRT_ADDR), 0);
+	p = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(mprotect(p + pg, pg, PROT_READ), 0);
+	assert_int_equal(munmap(p + 2 * pg, pg), 0);
+
+	assert_int_equal(fi_mr_reg(env.domain, p, 1 << 20, FI_REMOTE_READ, 0,
+				   0, 0, &mr, NULL), -FI_EFAULT);
+	assert_int_equal(fi_mr_reg(env.domain, p, (size_t)1 << 50,
+				   FI_REMOTE_READ, 0, 0, 0, &mr, NULL),
+			 -FI_EFAULT);
+	assert_int_equal(fi_mr_reg(env.domain, p + 2 * pg, 8, FI_REMOTE_READ,
+				   0, 0, 0, &mr, NULL), -FI_EFAULT);
+	/* the read-only page: readable, not writable (access 0 is all) */
+	assert_int_equal(fi_mr_reg(env.domain, p, 2 * pg, FI_REMOTE_WRITE, 0,
+				   0, 0, &mr, NULL), -FI_EACCES);
+	assert_int_equal(fi_mr_reg(env.domain, p + pg, 8, 0, 0, 0, 0, &mr,
+				   NULL), -FI_EACCES);
+	assert_int_equal(fi_mr_reg(env.domain, p + pg, 8, FI_RECV, 0, 0, 0,
+				   &mr, NULL), -FI_EACCES);
+	assert_int_equal(fi_mr_reg(env.domain, p, 2 * pg,
+				   FI_REMOTE_READ | FI_SEND | FI_WRITE, 0, 0,
+				   0, &mr, NULL), 0);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	assert_int_equal(fi_mr_reg(env.domain, p + 8, pg - 8, FI_REMOTE_WRITE,
+				   0, 0, 0, &mr, NULL), 0);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	/* a range that wraps around the address space */
+	assert_int_equal(fi_mr_reg(env.domain, p, SIZE_MAX, FI_REMOTE_READ, 0,
+				   0, 0, &mr, NULL), -FI_EFAULT);
+	assert_int_equal(munmap(p, 2 * pg), 0);
+	test_env_close(&env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_mr_rekey),
 		cmocka_unit_test(test_mr_user_key_offset),
 		cmocka_unit_test(test_mr_bad_input),
+		cmocka_unit_test(test_mr_unmapped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -512,26 +512,62 @@ static void softsrd_pkt_answered(struct softsrd_qp *qp, struct softsrd_pkt *pkt,
 
 /* ---- retransmission ------------------------------------------------------- */
 
+static void softsrd_wr_unresponsive(struct softsrd_qp *qp,
+				    struct softsrd_swr *wr)
+{
+	if (wr->status == IBV_WC_SUCCESS)
+		wr->vendor_err = SOFTSRD_VE_LOCAL_UNRESP_REMOTE;
+	softsrd_swr_fail(qp, wr, IBV_WC_RESP_TIMEOUT_ERR);
+}
+
+/*
+ * A packet to peer went unanswered through every retry: the peer is
+ * unresponsive, and so every WR toward it fails now. WRs behind the
+ * peer's window would otherwise each wait out their own retries in turn
+ * (128 writes of 1 MiB: ~27 s of errors trickling in), where a device
+ * whose timers run in parallel ends them all within one timeout.
+ */
+static void softsrd_peer_unresponsive(struct softsrd_qp *qp,
+				      struct softsrd_peer *peer)
+{
+	struct softsrd_pkt *pkt, *ptmp;
+	struct softsrd_swr *wr, *wtmp;
+
+	DL_FOREACH_SAFE(qp->inflight, pkt, ptmp) {
+		if (pkt->peer != peer)
+			continue;
+		wr = pkt->wr;
+		softsrd_pkt_release(qp, pkt);
+		softsrd_wr_unresponsive(qp, wr);
+	}
+	DL_FOREACH_SAFE(qp->pending, wr, wtmp)
+		if (wr->peer == peer)
+			softsrd_wr_unresponsive(qp, wr);
+}
+
+/* Retransmit what is due; a peer out of retries fails as a whole (which
+ * changes qp->inflight, hence the new pass). */
 static void softsrd_qp_timers(struct softsrd_qp *qp, uint64_t now)
 {
-	struct softsrd_pkt *pkt, *tmp;
+	struct softsrd_peer *dead;
+	struct softsrd_pkt *pkt;
 
-	DL_FOREACH_SAFE(qp->inflight, pkt, tmp) {
-		struct softsrd_swr *wr = pkt->wr;
-
-		if (pkt->deadline > now)
-			continue;
-		if (pkt->tries >= qp->ctx->cfg.retries) {
-			softsrd_pkt_release(qp, pkt);
-			if (wr->status == IBV_WC_SUCCESS)
-				wr->vendor_err = SOFTSRD_VE_LOCAL_UNRESP_REMOTE;
-			softsrd_swr_fail(qp, wr, IBV_WC_RESP_TIMEOUT_ERR);
-			continue;
+	do {
+		dead = NULL;
+		DL_FOREACH(qp->inflight, pkt) {
+			if (pkt->deadline > now)
+				continue;
+			if (pkt->tries >= qp->ctx->cfg.retries) {
+				dead = pkt->peer;
+				break;
+			}
+			pkt->tries++;
+			pkt->deadline = now + softsrd_rto(qp->ctx, pkt->tries);
+			softsrd_pkt_tx(qp, pkt);
 		}
-		pkt->tries++;
-		pkt->deadline = now + softsrd_rto(qp->ctx, pkt->tries);
-		softsrd_pkt_tx(qp, pkt);
-	}
+		if (dead)
+			softsrd_peer_unresponsive(qp, dead);
+	} while (dead);
 }
 
 /* Error state and destruction: in-flight packets are forgotten; with

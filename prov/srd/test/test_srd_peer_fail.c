@@ -22,10 +22,14 @@
 #include "../src/rdm/srd_rma.h"
 #include "../src/rdm/proto/srd_ring.h"
 
+#include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef TPF_MODE
 #define TPF_MODE "read"
@@ -504,7 +508,123 @@ static void test_rma_hw_target_gone(void **state)
 	rma_target_gone(RMA_WRITE, false);
 }
 
-int main(void)
+/* ---- a target process killed with RMA in flight ---- */
+
+#define DEAD_OPS 128
+/* Once the device has declared the peer unresponsive, what is left must
+ * drain within this (util_peer.h: detection time plus a bounded drain). */
+#define DRAIN_NS (2ull * 1000000000ull)
+
+/* What the target process tells the initiator through a pipe. */
+struct target_info {
+	char name[64];
+	size_t namelen;
+	uint64_t key;
+	uint64_t base;
+};
+
+/* The target: an endpoint with a registered region that progresses until
+ * it is killed (this program again, run as "target FD"). */
+static int target_main(int fd)
+{
+	struct target_info ti;
+	struct trma t;
+
+	trma_open(&t, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	memset(&ti, 0, sizeof(ti));
+	memcpy(ti.name, t.f.b.name, t.f.b.namelen);
+	ti.namelen = t.f.b.namelen;
+	ti.key = t.key;
+	ti.base = t.base;
+	if (write(fd, &ti, sizeof(ti)) != (ssize_t)sizeof(ti))
+		return 1;
+	close(fd);
+	for (;;)
+		tfab_poll(&t.f);
+}
+
+static pid_t target_start(struct target_info *ti)
+{
+	char fdstr[16];
+	int pfd[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(pfd), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(pfd[0]);
+		snprintf(fdstr, sizeof(fdstr), "%d", pfd[1]);
+		/* its report must not mix into the parent's TAP stream */
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execl("/proc/self/exe", "test_srd_peer_fail", "target", fdstr,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], ti, sizeof(*ti)), sizeof(*ti));
+	close(pfd[0]);
+	return pid;
+}
+
+/* 128 device writes and reads of 1 MiB toward a process that was killed
+ * (it never answers again: every packet times out): all end with an
+ * error, and the last within DRAIN_NS of the first. The device used to
+ * retry them a window at a time, ~5 errors per second. */
+static void test_rma_target_killed(void **state)
+{
+	struct target_info ti;
+	uint64_t t_kill, t_first = 0, t_last = 0;
+	fi_addr_t dead;
+	uint8_t *buf;
+	struct trma t;
+	struct tfab *f = &t.f;
+	int ctx[DEAD_OPS], i, errs = 0, status;
+	pid_t pid;
+
+	(void)state;
+	pid = target_start(&ti);
+	trma_open(&t, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	assert_true(to_srd_ep(f->a.ep)->rma->hw_write);
+	assert_int_equal(fi_av_insert(f->a.av, ti.name, 1, &dead, 0, NULL), 1);
+	buf = calloc(1, MIB);
+	assert_non_null(buf);
+	/* alive: one write completes (and the handshake is done) */
+	assert_int_equal(fi_write(f->a.ep, buf, MIB, NULL, dead, ti.base,
+				  ti.key, &ctx[0]), 0);
+	wait_n(&f->a, 1);
+	assert_int_equal(tfab_take(&f->a).err, 0);
+
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	t_kill = now_ns();
+	for (i = 0; i < DEAD_OPS; i++)
+		assert_int_equal(i % 2 ?
+				 fi_read(f->a.ep, buf, MIB, NULL, dead,
+					 ti.base, ti.key, &ctx[i]) :
+				 fi_write(f->a.ep, buf, MIB, NULL, dead,
+					  ti.base, ti.key, &ctx[i]), 0);
+	while (errs < DEAD_OPS && now_ns() - t_kill < BOUND_NS * 6) {
+		if (!poll_one(&f->a))
+			continue;
+		if (!tfab_take(&f->a).err)
+			fail_msg("a success from a killed target");
+		t_last = now_ns();
+		if (!errs++)
+			t_first = t_last;
+	}
+	print_message("#   %d errors: first %llu ms after the kill, last "
+		      "%llu ms after the first\n", errs,
+		      (unsigned long long)(t_first - t_kill) / 1000000,
+		      (unsigned long long)(t_last - t_first) / 1000000);
+	assert_int_equal(errs, DEAD_OPS);
+	assert_true(t_last - t_first <= DRAIN_NS);
+	free(buf);
+	trma_close(&t);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest read_tests[] = {
 		cmocka_unit_test(test_eager_queued),
@@ -517,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_rma_emu_write_target_gone),
 		cmocka_unit_test(test_atomic_target_gone),
 		cmocka_unit_test(test_rma_hw_target_gone),
+		cmocka_unit_test(test_rma_target_killed),
 	};
 	const struct CMUnitTest cts_tests[] = {
 		cmocka_unit_test(test_cts_sender_gone),
@@ -530,6 +651,8 @@ int main(void)
 	char probe[16];
 
 	tfab_env();
+	if (argc == 3 && !strcmp(argv[1], "target"))
+		return target_main(atoi(argv[2]));
 	snprintf(probe, sizeof(probe), "%d", PROBE_MS);
 	setenv("FI_SRD_LONG_PROBE_MS", probe, 1);
 	if (!strcmp(TPF_MODE, "cts")) {

@@ -48,36 +48,42 @@ static int srd_ep_rx_slab(struct srd_ep *ep)
 		ep->repost_batch = SRD_RX_REPOST_BATCH;
 	if (!ep->repost_batch)
 		ep->repost_batch = 1;
-	ep->rx_slab = srd_slab_alloc((size_t)ep->rx_count * ep->pkt_size);
+	ep->rx_slab = srd_slab_alloc((size_t)ep->rx_count * ep->pkt_stride);
 	ep->rxbufs = calloc(ep->rx_count, sizeof(*ep->rxbufs));
 	if (!ep->rx_slab || !ep->rxbufs)
 		return -FI_ENOMEM;
 	for (i = 0; i < ep->rx_count; i++) {
 		ep->rxbufs[i].hdr.kind = SRD_WR_RXBUF;
-		ep->rxbufs[i].data = ep->rx_slab + (size_t)i * ep->pkt_size;
+		ep->rxbufs[i].data = ep->rx_slab + (size_t)i * ep->pkt_stride;
 	}
 	return srd_slab_reg(ep, ep->rx_slab, (size_t)ep->rx_count *
-			    ep->pkt_size, &ep->rx_mr);
+			    ep->pkt_stride, &ep->rx_mr);
 }
 
 static int srd_ep_tx_slab(struct srd_ep *ep)
 {
 	uint32_t i;
 
-	/* Leave send-queue room for RDMA reads and control packets. */
-	ep->tx_count = ep->qp->sq_depth / 2 < SRD_TX_BUFS_MAX ?
-		       ep->qp->sq_depth / 2 : SRD_TX_BUFS_MAX;
-	ep->tx_slab = srd_slab_alloc((size_t)ep->tx_count * ep->pkt_size);
+	/* Leave send-queue room for RDMA reads and control packets. A
+	 * packet buffer is not a send-queue slot (what finds the queue full
+	 * waits on its peer's queue), so a shallow queue still gets enough
+	 * of them for a message and the handshake it starts. */
+	ep->tx_count = ep->qp->sq_depth / 2;
+	if (ep->tx_count < SRD_TX_BUFS_MIN)
+		ep->tx_count = SRD_TX_BUFS_MIN;
+	if (ep->tx_count > SRD_TX_BUFS_MAX)
+		ep->tx_count = SRD_TX_BUFS_MAX;
+	ep->tx_slab = srd_slab_alloc((size_t)ep->tx_count * ep->pkt_stride);
 	ep->txbufs = calloc(ep->tx_count, sizeof(*ep->txbufs));
 	if (!ep->tx_slab || !ep->txbufs)
 		return -FI_ENOMEM;
 	for (i = 0; i < ep->tx_count; i++) {
 		ep->txbufs[i].hdr.kind = SRD_WR_TXBUF;
-		ep->txbufs[i].data = ep->tx_slab + (size_t)i * ep->pkt_size;
+		ep->txbufs[i].data = ep->tx_slab + (size_t)i * ep->pkt_stride;
 		LL_PREPEND(ep->tx_free, &ep->txbufs[i]);
 	}
 	return srd_slab_reg(ep, ep->tx_slab, (size_t)ep->tx_count *
-			    ep->pkt_size, &ep->tx_mr);
+			    ep->pkt_stride, &ep->tx_mr);
 }
 
 static int srd_ep_qp_open(struct srd_ep *ep, const struct fi_info *info)
@@ -205,13 +211,35 @@ static void srd_ep_set_ops(struct srd_ep *ep)
 	ep->util.enable = srd_ep_enable;
 }
 
+/* The iov limits the caller chose in its fi_info (0: ours), never above
+ * what the provider handles. */
+static size_t srd_ep_iov_limit(size_t asked, size_t max, const char *side)
+{
+	if (!asked)
+		return max;
+	if (asked > max) {
+		FI_INFO(&srd_prov, FI_LOG_EP_CTRL,
+			"%s iov_limit %zu lowered to %zu\n", side, asked, max);
+		return max;
+	}
+	return asked;
+}
+
 static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 {
 	int ret;
 
 	ep->dev = ep->domain->dev;
 	ep->pc = ep->domain->pc;
+	ep->pc.tx_iov_limit = srd_ep_iov_limit(info->tx_attr->iov_limit,
+					       ep->pc.tx_iov_limit, "tx");
+	ep->pc.rx_iov_limit = srd_ep_iov_limit(info->rx_attr->iov_limit,
+					       ep->pc.rx_iov_limit, "rx");
 	ep->pkt_size = ep->dev->caps.mtu;
+	/* Packet headers are read in place: each buffer starts on a cache
+	 * line, whatever the MTU (softsrd's may be odd, e.g. 65427). */
+	ep->pkt_stride = (ep->pkt_size + SRD_PKT_ALIGN - 1) &
+			 ~(uint32_t)(SRD_PKT_ALIGN - 1);
 	ep->long_read = ep->dev->caps.rdma_read;
 	ep->medium_max = ep->long_read ? SRD_MEDIUM_MAX : SIZE_MAX;
 	srd_watch_init(ep);

@@ -43,8 +43,11 @@ void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
 						    caps->max_qp_wr));
 	pc->rx_size = srd_rounddown_pow2(srd_min_nz(caps->max_rq_wr,
 						    caps->max_qp_wr));
-	pc->tx_iov_limit = caps->max_sq_sge ? caps->max_sq_sge : 1;
-	pc->rx_iov_limit = caps->max_rq_sge ? caps->max_rq_sge : 1;
+	/* Message iovs never reach the device as SGEs: they are copied into
+	 * packet buffers or cut into one work request per piece, so the
+	 * device's SGE limit does not bound them. */
+	pc->tx_iov_limit = SRD_IOV_MAX;
+	pc->rx_iov_limit = SRD_IOV_MAX;
 	pc->eager_max = caps->mtu > SRD_PKT_HDR_MAX ?
 			caps->mtu - SRD_PKT_HDR_MAX : 0;
 	/* Injected data is copied into a packet buffer, so one packet's worth
@@ -52,7 +55,9 @@ void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
 	pc->inject_size = pc->eager_max;
 	/* Long messages are registered for the peer to read: bounded by what
 	 * one registration may cover. */
-	pc->max_msg_size = caps->max_mr_size ? caps->max_mr_size : UINT32_MAX;
+	pc->max_msg_size = caps->max_mr_size &&
+			   caps->max_mr_size < SRD_MAX_MSG_SIZE ?
+			   caps->max_mr_size : SRD_MAX_MSG_SIZE;
 	pc->hw_rma = caps->rdma_read || caps->rdma_write;
 	pc->max_rma_size = pc->hw_rma ? caps->max_rdma_size : 0;
 	pc->long_proto = caps->rdma_read ? SRD_LONG_READ : SRD_LONG_CTS;

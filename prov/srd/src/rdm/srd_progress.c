@@ -97,7 +97,7 @@ static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_dev_wc *wc,
 {
 	const struct srd_pkt_base *b = (const struct srd_pkt_base *)pkt;
 	struct srd_peer *peer;
-	int type = srd_pkt_validate(pkt, len, UINT32_MAX);
+	int type = srd_pkt_validate(pkt, len, SRD_MAX_MSG_SIZE);
 
 	if (WEFT_UNLIKELY(type < 0))
 		return;

@@ -27,7 +27,8 @@
 #define SRD_REORDER_WINDOW 256
 #define SRD_RX_BUFS_MAX 1024		/* posted receive buffers per ep */
 #define SRD_RX_REPOST_BATCH 16		/* used rx buffers reposted at once */
-#define SRD_TX_BUFS_MAX 1024		/* packet buffers per ep */
+#define SRD_TX_BUFS_MIN 16		/* packet buffers per ep */
+#define SRD_TX_BUFS_MAX 1024
 #define SRD_TX_ENTRIES_MAX 1024		/* messages in flight per ep */
 #define SRD_MEDIUM_MAX (64 * 1024)	/* above: long protocol (RDMA read) */
 
@@ -52,7 +53,10 @@ struct srd_proto_caps {
 };
 
 #define SRD_PKT_HDR_MAX 64	/* room kept in each packet for protocol headers */
-#define SRD_MAX_MSG_SIZE ((size_t)1 << 32)
+#define SRD_PKT_ALIGN 64	/* of every packet buffer */
+/* Largest message: receivers refuse a larger total_len (srd_ep_rx_pkt),
+ * so nothing larger is offered or accepted for sending. */
+#define SRD_MAX_MSG_SIZE ((size_t)UINT32_MAX)
 
 void srd_proto_caps_from_dev(const struct srd_dev_caps *caps,
 			     struct srd_proto_caps *pc);
@@ -329,6 +333,7 @@ struct srd_ep {
 	struct srd_dev_qp *qp;
 	struct srd_ep_name name;
 	uint32_t pkt_size;		/* MTU */
+	uint32_t pkt_stride;		/* MTU rounded up to SRD_PKT_ALIGN */
 	uint32_t sq_inflight;		/* send WRs not yet completed */
 
 	/* the protocols serving here (srd_proto.c) and the routes to them */

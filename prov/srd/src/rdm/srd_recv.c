@@ -72,7 +72,7 @@ int srd_rx_init(struct srd_ep *ep)
 {
 	struct util_srx_attr attr = {
 		.prov = &srd_prov, .ops = &srd_srx_ops,
-		.rx_size = ep->pc.rx_size, .iov_limit = SRD_IOV_MAX,
+		.rx_size = ep->pc.rx_size, .iov_limit = ep->pc.rx_iov_limit,
 	};
 	int ret;
 

@@ -424,14 +424,16 @@ struct srd_rma_args {
 static int srd_rma_args_check(struct srd_ep *ep, const struct srd_rma_args *a,
 			      size_t *total)
 {
-	if (a->count > SRD_IOV_MAX || (a->count && !a->iov) ||
+	if (a->count > ep->pc.tx_iov_limit || (a->count && !a->iov) ||
 	    a->rma_count != 1 || !a->rma) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-			"rma: %zu local iovs (max %d), %zu remote (exactly 1)\n",
-			a->count, SRD_IOV_MAX, a->rma_count);
+			"rma: %zu local iovs (iov_limit %zu), %zu remote "
+			"(exactly 1)\n", a->count, ep->pc.tx_iov_limit,
+			a->rma_count);
 		return -FI_EINVAL;
 	}
-	*total = util_iov_total(a->iov, a->count);
+	if (util_iov_check(&srd_prov, "RMA", a->iov, a->count, total))
+		return -FI_EINVAL;
 	if (*total > a->rma[0].len || *total > ep->pc.max_msg_size) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"rma: %zu bytes for a remote buffer of %zu\n", *total,

@@ -173,12 +173,25 @@ static int srd_send_check(struct srd_ep *ep, const struct iovec *iov,
 {
 	size_t len;
 
-	if (WEFT_UNLIKELY(count > SRD_IOV_MAX || (count && !iov))) {
+	if (WEFT_UNLIKELY(count > ep->pc.tx_iov_limit || (count && !iov))) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
-			"send with %zu iovs (max %d)\n", count, SRD_IOV_MAX);
+			"send with %zu iovs (iov_limit %zu)\n", count,
+			ep->pc.tx_iov_limit);
 		return -FI_EINVAL;
 	}
-	len = util_iov_total(iov, count);
+	/* A NULL buffer would be read later, in progress, for medium and
+	 * long messages; one buffer (the fast path) is checked inline. */
+	if (WEFT_LIKELY(count == 1)) {
+		len = iov[0].iov_len;
+		if (WEFT_UNLIKELY(!iov[0].iov_base && len)) {
+			FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+				"send of %zu bytes from NULL\n", len);
+			return -FI_EINVAL;
+		}
+	} else if (WEFT_UNLIKELY(util_iov_check(&srd_prov, "send", iov, count,
+						&len))) {
+		return -FI_EINVAL;
+	}
 	if (WEFT_UNLIKELY(len > ep->pc.max_msg_size ||
 			  ((flags & FI_INJECT) && len > ep->pc.inject_size))) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
