@@ -126,6 +126,31 @@ static void test_null_buffer(void **state)
 	tfab_close(&f);
 }
 
+/* A NULL message descriptor to any *msg call is refused where it is made,
+ * not dereferenced; the endpoint goes on working. */
+static void test_null_msg(void **state)
+{
+	struct fi_ioc res = { 0 };
+	struct tfab f;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	tfab_hello(&f);
+	assert_int_equal(fi_sendmsg(f.a.ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_tsendmsg(f.a.ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_recvmsg(f.b.ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_trecvmsg(f.b.ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_readmsg(f.a.ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_writemsg(f.a.ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_atomicmsg(f.a.ep, NULL, 0), -FI_EINVAL);
+	assert_int_equal(fi_fetch_atomicmsg(f.a.ep, NULL, &res, NULL, 1, 0),
+			 -FI_EINVAL);
+	assert_int_equal(fi_compare_atomicmsg(f.a.ep, NULL, &res, NULL, 1,
+					      &res, NULL, 1, 0), -FI_EINVAL);
+	check_alive(&f, 100, 3);
+	tfab_close(&f);
+}
+
 /* Four iovs each way (the advertised iov_limit) at the eager, medium and
  * long sizes: every byte lands where it should. */
 static void iov4_roundtrip(struct tfab *f, size_t len, unsigned int seed)
@@ -421,6 +446,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_null_buffer),
+		cmocka_unit_test(test_null_msg),
 		cmocka_unit_test(test_iov_limit),
 		cmocka_unit_test(test_iov_overflow),
 		cmocka_unit_test(test_max_msg_size),

@@ -60,6 +60,8 @@ static ssize_t srd_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
 static ssize_t srd_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			       uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&SRD_EP(ep)->util, "fi_sendmsg");
 	return srd_send_post(SRD_EP(ep), msg->msg_iov, msg->desc,
 			     msg->iov_count, msg->addr, 0, msg->data,
 			     msg->context,
@@ -156,6 +158,8 @@ static ssize_t srd_tag_sendv(struct fid_ep *ep, const struct iovec *iov,
 static ssize_t srd_tag_sendmsg(struct fid_ep *ep,
 			       const struct fi_msg_tagged *msg, uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&SRD_EP(ep)->util, "fi_tsendmsg");
 	return srd_send_post(SRD_EP(ep), msg->msg_iov, msg->desc,
 			     msg->iov_count, msg->addr, msg->tag, msg->data,
 			     msg->context,

@@ -521,6 +521,8 @@ static ssize_t srd_rma_post(struct fid_ep *ep_fid, struct srd_rma_args *a)
 static ssize_t srd_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
 			       uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_srd_ep(ep)->util, "fi_readmsg");
 	struct srd_rma_args a = {
 		.kind = SRD_RMA_READ, .iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
@@ -562,6 +564,8 @@ static ssize_t srd_rma_read(struct fid_ep *ep, void *buf, size_t len,
 static ssize_t srd_rma_writemsg(struct fid_ep *ep,
 				const struct fi_msg_rma *msg, uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_srd_ep(ep)->util, "fi_writemsg");
 	struct srd_rma_args a = {
 		.kind = SRD_RMA_WRITE, .iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,

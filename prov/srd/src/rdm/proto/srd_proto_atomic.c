@@ -210,6 +210,8 @@ static ssize_t srd_atomic_writemsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *msg,
 				   uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_srd_ep(ep)->util, "fi_atomicmsg");
 	struct srd_atomic_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .iov = msg->msg_iov,
 		.count = msg->iov_count, .addr = msg->addr,
@@ -288,6 +290,8 @@ static ssize_t srd_atomic_readwritemsg(struct fid_ep *ep,
 				       void **result_desc, size_t result_count,
 				       uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_srd_ep(ep)->util, "fi_fetch_atomicmsg");
 	struct srd_atomic_args a = {
 		.kind = UTIL_ATOMIC_FETCH, .iov = msg->msg_iov,
 		.count = msg->iov_count, .res = resultv,
@@ -348,6 +352,8 @@ static ssize_t srd_atomic_compwritemsg(struct fid_ep *ep,
 				       void **result_desc, size_t result_count,
 				       uint64_t flags)
 {
+	if (WEFT_UNLIKELY(!msg))
+		return util_ep_null_msg(&to_srd_ep(ep)->util, "fi_compare_atomicmsg");
 	struct srd_atomic_args a = {
 		.kind = UTIL_ATOMIC_COMPARE, .iov = msg->msg_iov,
 		.count = msg->iov_count, .cmp = comparev,
