@@ -259,6 +259,7 @@ struct tcp_conn {
 	bool tx_blocked;		/* the socket refused more */
 	bool rx_payload;		/* reading rh's payload */
 	uint64_t deadline_ns;		/* handshake deadline */
+	uint64_t rx_bytes, tx_bytes;	/* moved so far (tests, logs) */
 	/* receive */
 	uint8_t *rbuf;
 	uint32_t rcap, rhead, rtail;
@@ -333,6 +334,10 @@ struct tcp_ep {
 	struct tcp_limits lim;
 	uint64_t eager_max;		/* what we send eagerly */
 	uint64_t timeout_ns;		/* FI_TCP_CONN_TIMEOUT_MS */
+	/* The settings an endpoint keeps from its open. */
+	size_t conns_per_peer;
+	size_t stripe_min;
+	size_t unexp_mem;
 
 	struct tcp_peer *peers;		/* hash by name */
 	struct tcp_tx_map *tx_map;	/* indexed by fi_addr */

@@ -38,9 +38,10 @@ static void tcp_sock_opt(int fd, int level, int name, int val)
 
 /* Options of every connection: no Nagle (frames are batched by us), and
  * a dead peer found within the timeout even while no data moves. */
-static void tcp_sock_setup(int fd)
+static void tcp_sock_setup(struct tcp_ep *ep, int fd)
 {
-	int idle = (int)(tcp_env.conn_timeout_ms / 4000);
+	uint64_t ms = ep->timeout_ns / 1000000;
+	int idle = (int)(ms / 4000);
 
 	tcp_sock_opt(fd, IPPROTO_TCP, TCP_NODELAY, 1);
 	tcp_sock_opt(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
@@ -48,7 +49,7 @@ static void tcp_sock_setup(int fd)
 	tcp_sock_opt(fd, IPPROTO_TCP, TCP_KEEPINTVL, 1);
 	tcp_sock_opt(fd, IPPROTO_TCP, TCP_KEEPCNT, 3);
 	tcp_sock_opt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT,
-		     (int)(tcp_env.conn_timeout_ms * 3 / 4 + 1));
+		     (int)(ms * 3 / 4 + 1));
 	if (tcp_env.sock_buf) {
 		tcp_sock_opt(fd, SOL_SOCKET, SO_SNDBUF, (int)tcp_env.sock_buf);
 		tcp_sock_opt(fd, SOL_SOCKET, SO_RCVBUF, (int)tcp_env.sock_buf);
@@ -99,7 +100,7 @@ int tcp_conn_connect(struct tcp_ep *ep, struct tcp_peer *peer, uint8_t role)
 	fd = socket(ep->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	tcp_sock_setup(fd);
+	tcp_sock_setup(ep, fd);
 	if (bind(fd, &local.sa, tcp_addr_len(&local)) ||
 	    (connect(fd, &remote.sa, tcp_addr_len(&remote)) &&
 	     errno != EINPROGRESS)) {
@@ -175,7 +176,7 @@ void tcp_conn_accepted(struct tcp_ep *ep, int fd)
 {
 	struct tcp_conn *c;
 
-	tcp_sock_setup(fd);
+	tcp_sock_setup(ep, fd);
 	c = tcp_conn_new(ep, fd, TCP_CONN_ACCEPTED);
 	if (!c) {
 		FI_WARN(&tcp_prov, FI_LOG_EP_CTRL,
@@ -340,7 +341,7 @@ void tcp_conn_on_hello(struct tcp_conn *c, const uint8_t *buf, size_t len)
  * made the primary; the other side only accepts them). */
 static void tcp_conn_open_stripes(struct tcp_ep *ep, struct tcp_peer *peer)
 {
-	size_t n = tcp_env.conns_per_peer, by_iface, k;
+	size_t n = ep->conns_per_peer, by_iface, k;
 
 	by_iface = ep->nlisteners < peer->naddr ? ep->nlisteners : peer->naddr;
 	if (by_iface > n)

@@ -170,6 +170,9 @@ static void tcp_ep_limits(struct tcp_ep *ep)
 	ep->lim.atomic_max = TCP_ATOMIC_MAX;
 	ep->lim.data_max = TCP_MAX_MSG_SIZE;
 	ep->timeout_ns = (uint64_t)tcp_env.conn_timeout_ms * 1000000ull;
+	ep->conns_per_peer = tcp_env.conns_per_peer;
+	ep->stripe_min = tcp_env.stripe_min;
+	ep->unexp_mem = tcp_env.unexp_mem;
 	ep->nonce = tcp_ep_nonce();
 }
 

@@ -155,8 +155,10 @@ static void tcp_epoll_read(struct tcp_conn *c)
 			want += iov[i].iov_len;
 		tcp_rx_landed(c, n);
 		/* A short read drained the socket: the next arrival raises
-		 * a new edge, no need to try (and fail) again now. */
-		if (n > 0 && (size_t)n < want)
+		 * a new edge, no need to try (and fail) again now. Unless
+		 * the peer already closed: no edge will say so again, and
+		 * the next read returns the end of the stream. */
+		if (n > 0 && (size_t)n < want && !(c->io_flags & TCP_IO_RX_HUP))
 			c->io_flags &= ~TCP_IO_RX_READY;
 		if (n == 0)
 			return;
@@ -215,6 +217,8 @@ static void tcp_epoll_event(struct tcp_ep *ep, struct tcp_conn *c,
 		if (c->tx_head)
 			tcp_epoll_write(c);
 	}
+	if (events & (EPOLLRDHUP | EPOLLERR | EPOLLHUP))
+		c->io_flags |= TCP_IO_RX_HUP;
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) {
 		c->io_flags |= TCP_IO_RX_READY;
 		tcp_epoll_read(c);

@@ -55,6 +55,7 @@ extern const struct tcp_io_ops tcp_io_uring;
 /* io_flags bits of struct tcp_conn (engine private). */
 #define TCP_IO_RX_READY 0x01	/* epoll: readable, not drained */
 #define TCP_IO_TX_READY 0x02	/* epoll: writable */
+#define TCP_IO_RX_HUP 0x04	/* epoll: the peer closed or reset */
 /* io_inflight bits (io_uring requests in flight). */
 #define TCP_IO_RX 0x01
 #define TCP_IO_TX 0x02

@@ -130,3 +130,9 @@ void tcp_params_init(void)
 	tcp_params_define();
 	tcp_params_read();
 }
+
+void tcp_params_fini(void)
+{
+	free(tcp_env.iface);
+	tcp_env.iface = NULL;
+}

@@ -217,7 +217,7 @@ static uint8_t *tcp_unexp_buf(struct tcp_ep *ep, struct tcp_unexp *ux,
 		ux->buf_kind = TCP_UBUF_POOL;
 		return util_pool_get(&ep->ubuf_pool);
 	}
-	if (ep->unexp_heap + len > tcp_env.unexp_mem)
+	if (ep->unexp_heap + len > ep->unexp_mem)
 		return NULL;
 	ux->buf_kind = TCP_UBUF_HEAP;
 	ep->unexp_heap += len;

@@ -282,6 +282,7 @@ void tcp_rx_landed(struct tcp_conn *c, ssize_t n)
 			      n ? "receive failed" : "closed by the peer");
 		return;
 	}
+	c->rx_bytes += (uint64_t)n;
 	if (c->rx_payload) {
 		take = c->rh.len - c->sink.done;
 		if (take > (uint64_t)n)

@@ -228,7 +228,7 @@ static int tcp_send_data(struct tcp_ep *ep, struct tcp_op *op,
 	size_t n = 1, k;
 	uint64_t piece, off = 0;
 
-	if (granted >= tcp_env.stripe_min)
+	if (granted >= ep->stripe_min)
 		n = tcp_send_stripes(peer, conns);
 	if (n <= 1) {
 		n = 1;

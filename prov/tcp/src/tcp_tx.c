@@ -187,6 +187,7 @@ void tcp_tx_sent(struct tcp_conn *c, size_t n)
 	uint64_t left;
 
 	c->tx_queued -= n;
+	c->tx_bytes += n;
 	while (n && (tx = c->tx_head)) {
 		left = tx->total - tx->sent;
 		if (n < left) {
