@@ -5,8 +5,8 @@
  * queued frames) in flight; a listener keeps one accept; a connect waits
  * on a poll for writability.
  *
- * Batching: completions are reaped from the shared ring without a system
- * call; new requests (receives re-armed by the completions just handled)
+ * Batching: completions are reaped from the shared ring (the kernel
+ * finishes them when the task enters it: tcp_uring_taskrun); new requests (receives re-armed by the completions just handled)
  * wait in the submission queue until something must go now: the next
  * send (tx_kick submits them all with it, one io_uring_enter), or the
  * next poll. A ping-pong thus costs one system call per message and side.
@@ -85,10 +85,18 @@ static int tcp_uring_open(struct tcp_ep *ep)
 	if (!u)
 		return -FI_ENOMEM;
 	memset(&params, 0, sizeof(params));
-	params.flags = IORING_SETUP_CQSIZE;
+	params.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
+		       IORING_SETUP_TASKRUN_FLAG;
 	params.cq_entries = (unsigned int)tcp_env.uring_entries * 4;
 	ret = io_uring_queue_init_params((unsigned int)tcp_env.uring_entries,
 					 &u->ring, &params);
+	if (ret == -EINVAL) {	/* before 5.19: completions interrupt us */
+		memset(&params, 0, sizeof(params));
+		params.flags = IORING_SETUP_CQSIZE;
+		params.cq_entries = (unsigned int)tcp_env.uring_entries * 4;
+		ret = io_uring_queue_init_params(
+			(unsigned int)tcp_env.uring_entries, &u->ring, &params);
+	}
 	if (ret) {
 		free(u);
 		return ret == -ENOMEM ? -FI_ENOMEM : -FI_ENOSYS;
@@ -382,11 +390,28 @@ static unsigned int tcp_uring_reap(struct tcp_ep *ep)
 	return n;
 }
 
+/* With IORING_SETUP_COOP_TASKRUN the kernel finishes a request (copies
+ * the received bytes, posts the completion) the next time this task
+ * enters it, instead of interrupting the task where it runs; it raises
+ * IORING_SQ_TASKRUN meanwhile. A poll enters only then: none while
+ * nothing happened, one when something did (a send's own entry does it
+ * too). */
+static void tcp_uring_taskrun(struct tcp_uring *u)
+{
+	unsigned int flags = IO_URING_READ_ONCE(*u->ring.sq.kflags);
+
+	if (WEFT_UNLIKELY(flags & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)))
+		(void)io_uring_get_events(&u->ring);
+}
+
 static void tcp_uring_poll(struct tcp_ep *ep)
 {
 	struct tcp_uring *u = tcp_uring(ep);
 
-	tcp_uring_submit(u);
+	if (u->pending)
+		tcp_uring_submit(u);
+	else
+		tcp_uring_taskrun(u);
 	tcp_uring_reap(ep);
 	/* Sends queued by the completions go out now; re-armed receives
 	 * wait for the next send or poll. */
