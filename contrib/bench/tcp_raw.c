@@ -135,9 +135,12 @@ static void raw_report(size_t size, long iters, double t, double bytes,
 	printf("%-7s %-7s %-7s %-10s %-10s %-10s %-11s %-s\n", "bytes",
 	       "#sent", "#ack", "total", "time", "MB/sec", "usec/xfer",
 	       "Mxfers/sec");
-	printf("%-7zu %-7ld =%-6ld %-10.0f %-9.2fs %-10.2f %-11.2f %.2f\n",
-	       size, iters, iters, bytes, t, bytes / t / 1e6, t * 1e6 / xfers,
-	       xfers / t / 1e6);
+	char secs[32];
+
+	snprintf(secs, sizeof(secs), "%.2fs", t);
+	printf("%-7zu %-7ld =%-6ld %-10.0f %-10s %-10.2f %-11.2f %.2f\n",
+	       size, iters, iters, bytes, secs, bytes / t / 1e6,
+	       t * 1e6 / xfers, xfers / t / 1e6);
 }
 
 static void raw_pingpong(int fd, const struct raw_opts *o, char *buf)
