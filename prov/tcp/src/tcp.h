@@ -53,6 +53,8 @@
 #define TCP_DEFER_MAX      (64 * 1024)
 
 _Static_assert(TCP_IOV_LIMIT <= UTIL_SRX_IOV_MAX, "a receive fits util_srx");
+_Static_assert(sizeof(struct sockaddr_in6) <= FI_NAME_MAX,
+	       "an endpoint name fits FI_NAME_MAX");
 _Static_assert(TCP_HELLO_MAX_LEN <= TCP_INJECT_MAX,
 	       "a handshake fits a frame's inline bytes");
 

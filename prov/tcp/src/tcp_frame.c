@@ -261,24 +261,18 @@ static const char *tcp_frame_fields(const uint8_t *buf, struct tcp_hdr *h)
 	return NULL;
 }
 
-int tcp_frame_decode(const uint8_t *buf, size_t avail,
-		     const struct tcp_limits *lim, struct tcp_hdr *h,
-		     const char **why)
+int tcp_frame_take(const uint8_t *buf, size_t avail,
+		   const struct tcp_limits *lim, struct tcp_hdr *h,
+		   const char **why)
 {
 	uint32_t hlen;
-	int ret;
 
-	if (avail < TCP_BASE_LEN) {
-		*why = "short header";
+	if (avail < TCP_BASE_LEN)
+		return 0;
+	if (tcp_frame_peek(buf, avail, &hlen, why))
 		return -TCP_EPROTO;
-	}
-	ret = tcp_frame_peek(buf, avail, &hlen, why);
-	if (ret)
-		return ret;
-	if (avail < hlen) {
-		*why = "short header";
-		return -TCP_EPROTO;
-	}
+	if (avail < hlen)
+		return 0;
 	h->ver = buf[0];
 	h->op = buf[1];
 	h->flags = get16(buf + 2);
@@ -287,7 +281,18 @@ int tcp_frame_decode(const uint8_t *buf, size_t avail,
 	*why = tcp_frame_fields(buf, h);
 	if (!*why)
 		*why = tcp_frame_check(h, lim);
-	return *why ? -TCP_EPROTO : 0;
+	return *why ? -TCP_EPROTO : (int)hlen;
+}
+
+int tcp_frame_decode(const uint8_t *buf, size_t avail,
+		     const struct tcp_limits *lim, struct tcp_hdr *h,
+		     const char **why)
+{
+	int ret = tcp_frame_take(buf, avail, lim, h, why);
+
+	if (!ret)
+		*why = "short header";
+	return ret > 0 ? 0 : -TCP_EPROTO;
 }
 
 /* ---- handshake payloads -------------------------------------------------- */

@@ -152,8 +152,15 @@ uint32_t tcp_frame_encode(struct tcp_hdr *h, uint8_t *buf);
 int tcp_frame_peek(const uint8_t *buf, size_t avail, uint32_t *hlen,
 		   const char **why);
 
-/* Decode and check a whole header (hlen bytes in buf) against lim.
- * 0, or -TCP_EPROTO with a reason in *why. */
+/* The next header of a stream (avail bytes at buf): its length once it
+ * is whole and decoded and checked against lim, 0 while bytes are
+ * missing, or -TCP_EPROTO with a reason in *why. */
+int tcp_frame_take(const uint8_t *buf, size_t avail,
+		   const struct tcp_limits *lim, struct tcp_hdr *h,
+		   const char **why);
+
+/* The same for a whole header (short input is an error). 0, or
+ * -TCP_EPROTO with a reason in *why. */
 int tcp_frame_decode(const uint8_t *buf, size_t avail,
 		     const struct tcp_limits *lim, struct tcp_hdr *h,
 		     const char **why);

@@ -169,20 +169,19 @@ static void tcp_rx_stall(struct tcp_conn *c)
  * header, payload to read, stalled or closed). */
 static int tcp_rx_one(struct tcp_conn *c)
 {
-	uint32_t avail = c->rtail - c->rhead, hlen;
-	const uint8_t *p = c->rbuf + c->rhead;
 	const char *why;
 	uint64_t take;
+	uint32_t hlen;
 	int ret;
 
-	if (avail < TCP_BASE_LEN)
+	ret = tcp_frame_take(c->rbuf + c->rhead, c->rtail - c->rhead,
+			     &c->ep->lim, &c->rh, &why);
+	if (ret <= 0) {
+		if (ret)
+			goto bad;
 		return 0;
-	if (tcp_frame_peek(p, avail, &hlen, &why))
-		goto bad;
-	if (avail < hlen)
-		return 0;
-	if (tcp_frame_decode(p, avail, &c->ep->lim, &c->rh, &why))
-		goto bad;
+	}
+	hlen = (uint32_t)ret;
 	if (!tcp_rx_allowed(c, c->rh.op)) {
 		why = "frame not allowed in this connection state";
 		goto bad;

@@ -101,7 +101,10 @@ static inline ssize_t tcp_send_eager(struct tcp_ep *ep, struct tcp_peer *peer,
 	if (WEFT_UNLIKELY(!tx))
 		return -FI_EAGAIN;
 	if (flags & FI_INJECT) {
-		util_iov_copy_from(iov, count, 0, tx->data, len);
+		if (WEFT_LIKELY(count == 1))
+			memcpy(tx->data, iov[0].iov_base, len);
+		else
+			util_iov_copy_from(iov, count, 0, tx->data, len);
 		copy.iov_base = tx->data;
 		copy.iov_len = len;
 		iov = &copy;

@@ -9,7 +9,15 @@
  */
 #include "tcp_test.h"
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <utlist.h>
+
+#include "../src/tcp_io.h"
 
 static struct tctx T;
 
@@ -452,6 +460,124 @@ static void test_rma_bad_key(void **state)
 	assert_int_equal(err.err, FI_ENOKEY);
 }
 
+/* IPv6 endpoints on ::1: names are 28-byte sockaddr_in6, messages of
+ * every protocol go through, FI_SOURCE names the sender. */
+static void test_ipv6(void **state)
+{
+	struct fi_info *hints = fi_allocinfo(), *info;
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq[2];
+	struct fid_ep *ep[2];
+	struct sockaddr_in6 name[2];
+	fi_addr_t addr[2], from;
+	static uint8_t sbuf[100000], rbuf[100000];
+	struct fi_context sctx, rctx;
+	struct fi_cq_tagged_entry e;
+	double deadline;
+	size_t len, sizes[] = { 8, 100000 };
+	int i, k;
+
+	(void)state;
+	hints->caps = FI_MSG | FI_SOURCE;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->addr_format = FI_SOCKADDR_IN6;
+	hints->fabric_attr->prov_name = strdup("tcp");
+	if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info)) {
+		fi_freeinfo(hints);
+		print_message("no IPv6 address on lo: IPv6 not tested\n");
+		skip();
+	}
+	fi_freeinfo(hints);
+	assert_int_equal(info->addr_format, FI_SOCKADDR_IN6);
+	assert_int_equal(info->src_addrlen, sizeof(struct sockaddr_in6));
+	assert_int_equal(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
+	assert_int_equal(fi_domain(fabric, info, &domain, NULL), 0);
+	assert_int_equal(fi_av_open(domain, &av_attr, &av, NULL), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(fi_cq_open(domain, &cq_attr, &cq[i], NULL), 0);
+		assert_int_equal(fi_endpoint(domain, info, &ep[i], NULL), 0);
+		assert_int_equal(fi_ep_bind(ep[i], &av->fid, 0), 0);
+		assert_int_equal(fi_ep_bind(ep[i], &cq[i]->fid,
+					    FI_TRANSMIT | FI_RECV), 0);
+		assert_int_equal(fi_enable(ep[i]), 0);
+		len = sizeof(name[i]);
+		assert_int_equal(fi_getname(&ep[i]->fid, &name[i], &len), 0);
+		assert_int_equal(len, sizeof(struct sockaddr_in6));
+		assert_true(len <= FI_NAME_MAX);
+		assert_int_equal(name[i].sin6_family, AF_INET6);
+		assert_int_equal(fi_av_insert(av, &name[i], 1, &addr[i], 0,
+					      NULL), 1);
+	}
+	for (k = 0; k < 2; k++) {
+		t_fill(sbuf, sizes[k], (unsigned)k);
+		assert_int_equal(fi_recv(ep[1], rbuf, sizes[k], NULL,
+					 FI_ADDR_UNSPEC, &rctx), 0);
+		assert_int_equal(fi_send(ep[0], sbuf, sizes[k], NULL, addr[1],
+					 &sctx), 0);
+		deadline = t_now() + T_DEADLINE_S;
+		while (fi_cq_readfrom(cq[1], &e, 1, &from) != 1) {
+			(void)fi_cq_read(cq[0], &e, 0);
+			assert_true(t_now() < deadline);
+		}
+		assert_ptr_equal(e.op_context, &rctx);
+		assert_int_equal(from, addr[0]);
+		assert_int_equal(t_check(rbuf, sizes[k], (unsigned)k), -1);
+		while (fi_cq_read(cq[0], &e, 1) != 1)
+			assert_true(t_now() < deadline);
+	}
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(fi_close(&ep[i]->fid), 0);
+		assert_int_equal(fi_close(&cq[i]->fid), 0);
+	}
+	assert_int_equal(fi_close(&av->fid), 0);
+	assert_int_equal(fi_close(&domain->fid), 0);
+	assert_int_equal(fi_close(&fabric->fid), 0);
+	fi_freeinfo(info);
+}
+
+/* In a child whose seccomp filter refuses io_uring_setup (as container
+ * runtimes do): endpoints open on epoll and work. */
+static void test_seccomp_fallback(void **state)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = WEFT_ARRAY_SIZE(filter),
+				   .filter = filter };
+	int status, saved = tcp_env.io_uring;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct tctx t;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+			_exit(3);
+		tcp_env.io_uring = 1;
+		t_open(&t, CAPS, 2);
+		if (t_tcp_ep(&t, 0)->io != &tcp_io_epoll)
+			_exit(4);
+		t_xfer(&t, 0, 1, 70000, false, 5);
+		t_close(&t);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	tcp_env.io_uring = saved;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +592,8 @@ int main(void)
 		cmocka_unit_test(test_close_dead_peer),
 		cmocka_unit_test(test_delivery_complete),
 		cmocka_unit_test(test_rma_bad_key),
+		cmocka_unit_test(test_ipv6),
+		cmocka_unit_test(test_seccomp_fallback),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
