@@ -58,11 +58,11 @@ _Static_assert(sizeof(struct sockaddr_in6) <= FI_NAME_MAX,
 _Static_assert(TCP_HELLO_MAX_LEN <= TCP_INJECT_MAX,
 	       "a handshake fits a frame's inline bytes");
 
-/* Settings, read once at provider init (FI_TCP_*). */
+/* Settings, read once at provider init (FI_TCP_*, tcp_param.c). */
 struct tcp_env {
-	char *iface;			/* comma list, or NULL */
+	const char *iface;		/* comma list, or NULL */
 	size_t conn_timeout_ms;
-	int io_uring;			/* 0: epoll */
+	bool io_uring;			/* false: epoll */
 	size_t conns_per_peer;
 	size_t eager_size;
 	size_t stripe_min;

@@ -16,7 +16,6 @@
 #include "tcp.h"
 
 void tcp_params_init(void);
-void tcp_params_fini(void);
 static int tcp_getinfo(uint32_t version, const char *node, const char *service,
 		       uint64_t flags, const struct fi_info *hints,
 		       struct fi_info **info);
@@ -27,7 +26,6 @@ struct fi_provider tcp_prov = {
 	.name = TCP_PROV_NAME,
 	.getinfo = tcp_getinfo,
 	.fabric = tcp_fabric_open,
-	.cleanup = tcp_params_fini,
 };
 
 #define TCP_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | \

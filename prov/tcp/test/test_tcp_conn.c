@@ -552,7 +552,8 @@ static void test_seccomp_fallback(void **state)
 	};
 	struct sock_fprog prog = { .len = WEFT_ARRAY_SIZE(filter),
 				   .filter = filter };
-	int status, saved = tcp_env.io_uring;
+	bool saved = tcp_env.io_uring;
+	int status;
 	pid_t pid;
 
 	(void)state;
@@ -564,7 +565,7 @@ static void test_seccomp_fallback(void **state)
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
 			_exit(3);
-		tcp_env.io_uring = 1;
+		tcp_env.io_uring = true;
 		t_open(&t, CAPS, 2);
 		if (t_tcp_ep(&t, 0)->io != &tcp_io_epoll)
 			_exit(4);
