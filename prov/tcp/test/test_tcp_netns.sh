@@ -110,8 +110,8 @@ if ! command -v fi_pingpong >/dev/null 2>&1; then
 	n=$((n + 1)); echo "ok $n # SKIP fi_pingpong not installed (libfabric-bin)"
 else
 	# shellcheck disable=SC2086
-	in_b $weft_env FI_PROVIDER=tcp timeout 30 fi_pingpong -e rdm -S 4096 \
-		-I 200 >"$TMP/pp_b" 2>&1 &
+	in_b $weft_env FI_PROVIDER=tcp timeout 30 fi_pingpong -e rdm \
+		-c -I 50 >"$TMP/pp_b" 2>&1 &
 	pid_b=$!
 	pids="$pids $pid_b"
 	tries=0 rc_a=1
@@ -119,15 +119,19 @@ else
 		sleep 0.2
 		# shellcheck disable=SC2086
 		in_a $weft_env FI_PROVIDER=tcp timeout 30 fi_pingpong -e rdm \
-			-S 4096 -I 200 "$IP_B1" >"$TMP/pp_a" 2>&1
+			-c -I 50 "$IP_B1" >"$TMP/pp_a" 2>&1
 		rc_a=$?
 		grep -qi "refused" "$TMP/pp_a" || break
 		tries=$((tries + 1))
 	done
 	wait $pid_b
 	rc_b=$?
-	if [ $rc_a -eq 0 ] && [ $rc_b -eq 0 ] && grep -q "^4k" "$TMP/pp_a"; then
-		ok "FI_PROVIDER=tcp fi_pingpong -e rdm across the namespaces: $(grep '^4k' "$TMP/pp_a" | awk '{ print $7 " us/xfer" }')"
+	# Every size, 64 B to 1 MiB, each transfer acknowledged and its
+	# data checked (-c).
+	rows=$(awk '$2 == 50 && $3 == "=50" { n++ } END { print n + 0 }' "$TMP/pp_a")
+	if [ $rc_a -eq 0 ] && [ $rc_b -eq 0 ] && [ "$rows" -eq 6 ] &&
+	   grep -q "^1m " "$TMP/pp_a"; then
+		ok "FI_PROVIDER=tcp fi_pingpong -e rdm -c across the namespaces, 64 B..1 MiB: $(awk '$1 == "64" { print $7 " us/xfer at 64 B" }' "$TMP/pp_a")"
 	else
 		notok "fi_pingpong across the namespaces (client $rc_a, server $rc_b)"
 		sed 's/^/# client: /' "$TMP/pp_a"
