@@ -267,7 +267,10 @@ static inline int tcp_recv_msg_fast(struct tcp_conn *c,
 	size_t len = c->rh.len < cap ? c->rh.len : cap;
 	struct util_srx_msg msg;
 
-	memcpy(e->iov[0].iov_base, c->rbuf + c->rhead + c->rh.hlen, len);
+	/* A zero-byte receive may have no buffer (MPI's empty messages). */
+	if (len)
+		memcpy(e->iov[0].iov_base, c->rbuf + c->rhead + c->rh.hlen,
+		       len);
 	tcp_recv_hdr_msg(c, src, tag, c->rh.len, &msg);
 	util_srx_report(&ep->srx, &ep->util, e->match.context, e->comp_flags,
 			e->iov[0].iov_base, cap,

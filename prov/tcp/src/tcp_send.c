@@ -101,7 +101,8 @@ static inline ssize_t tcp_send_eager(struct tcp_ep *ep, struct tcp_peer *peer,
 	if (WEFT_UNLIKELY(!tx))
 		return -FI_EAGAIN;
 	if (flags & FI_INJECT) {
-		if (WEFT_LIKELY(count == 1))
+		/* len 0: the buffer may be NULL, which memcpy must not get */
+		if (WEFT_LIKELY(count == 1 && len))
 			memcpy(tx->data, iov[0].iov_base, len);
 		else
 			util_iov_copy_from(iov, count, 0, tx->data, len);

@@ -93,6 +93,52 @@ static void test_pair_sizes(void **state)
 	}
 }
 
+/* Zero-byte messages without buffers, as MPI sends its empty messages:
+ * into a posted receive, unexpected, and injected, each completing with
+ * length 0 and its tag and data (UBSan builds check that no NULL reaches
+ * memcpy on the way). */
+static void test_zero_null(void **state)
+{
+	struct fi_context sctx, rctx;
+	struct fi_cq_tagged_entry e;
+
+	(void)state;
+	/* posted first: the receive takes the header at once */
+	T_POST(&T, fi_trecv(T.e[1].ep, NULL, 0, NULL, FI_ADDR_UNSPEC, 7, 0,
+			    &rctx));
+	T_POST(&T, fi_tsenddata(T.e[0].ep, NULL, 0, NULL, 0x5a, T.e[1].self,
+				7, &sctx));
+	e = t_next_ok(&T, 1);
+	assert_ptr_equal(e.op_context, &rctx);
+	assert_int_equal(e.len, 0);
+	assert_int_equal(e.tag, 7);
+	assert_int_equal(e.data, 0x5a);
+	assert_true(e.flags & FI_REMOTE_CQ_DATA);
+	assert_ptr_equal(t_next_ok(&T, 0).op_context, &sctx);
+
+	/* injected, then found unexpected by a later receive */
+	T_POST(&T, fi_tinject(T.e[0].ep, NULL, 0, T.e[1].self, 8));
+	T_POST(&T, fi_inject(T.e[0].ep, NULL, 0, T.e[1].self));
+	T_POST(&T, fi_tsend(T.e[0].ep, NULL, 0, NULL, T.e[1].self, 9, &sctx));
+	assert_ptr_equal(t_next_ok(&T, 0).op_context, &sctx);
+	T_POST(&T, fi_trecv(T.e[1].ep, NULL, 0, NULL, FI_ADDR_UNSPEC, 8, 0,
+			    &rctx));
+	e = t_next_ok(&T, 1);
+	assert_ptr_equal(e.op_context, &rctx);
+	assert_int_equal(e.len, 0);
+	assert_int_equal(e.tag, 8);
+	T_POST(&T, fi_recv(T.e[1].ep, NULL, 0, NULL, FI_ADDR_UNSPEC, &rctx));
+	e = t_next_ok(&T, 1);
+	assert_ptr_equal(e.op_context, &rctx);
+	assert_int_equal(e.len, 0);
+	assert_true(e.flags & FI_MSG);
+	T_POST(&T, fi_trecv(T.e[1].ep, NULL, 0, NULL, FI_ADDR_UNSPEC, 9, 0,
+			    &rctx));
+	e = t_next_ok(&T, 1);
+	assert_int_equal(e.len, 0);
+	assert_int_equal(e.tag, 9);
+}
+
 /* Connections of ep that are not closed, and whether one is rx_only. */
 static int t_live_conns(struct tcp_ep *ep, int *rx_only)
 {
@@ -583,6 +629,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pair_sizes),
+		cmocka_unit_test(test_zero_null),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_simultaneous),
 		cmocka_unit_test(test_refused),
