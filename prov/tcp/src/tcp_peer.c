@@ -150,7 +150,13 @@ void tcp_peer_push(struct tcp_ep *ep, struct tcp_peer *peer,
 void tcp_peer_ready(struct tcp_ep *ep, struct tcp_peer *peer)
 {
 	struct tcp_tx *tx;
+	char me[64], him[64];
 
+	/* Once per connection: which pairs connected, on which socket, is
+	 * what a connection-setup problem is debugged from. */
+	FI_INFO(&tcp_prov, FI_LOG_EP_CTRL, "%s: peer %s connected (fd %d)\n",
+		tcp_addr_str(&ep->name, me, sizeof(me)),
+		tcp_addr_str(&peer->addr, him, sizeof(him)), peer->conn->fd);
 	peer->state = TCP_PEER_READY;
 	peer->deadline_ns = 0;
 	while ((tx = peer->wait_head)) {
