@@ -360,6 +360,11 @@ struct tcp_ep {
 	struct util_pool ubuf_pool;	/* eager_max payload buffers */
 	size_t unexp_heap;		/* bytes of malloc'ed payloads */
 	bool stalled;			/* some conn has rx_stalled */
+	/* Unexpected messages may be queued from senders the AV did not
+	 * know when they arrived (tcp_recv_resolve_src); unknown_gen is the
+	 * AV generation they were last looked up at. */
+	bool unexp_unknown;
+	uint64_t unknown_gen;
 	bool closed_pending;		/* some conn is CLOSED, not freed */
 
 	uint64_t progress_calls;
@@ -562,6 +567,17 @@ void tcp_recv_msg_end(struct tcp_conn *c);
 /* The connection closed in the middle of a MSG payload. */
 void tcp_recv_msg_abort(struct tcp_conn *c, int err);
 int tcp_recv_rts(struct tcp_conn *c);
+void tcp_recv_resolve_src_slow(struct tcp_ep *ep);
+
+/* Before a receive is posted: unexpected messages whose sender the AV has
+ * learned since they arrived get their source, so that a directed receive
+ * takes the oldest message from its sender, not a later one. */
+static inline void tcp_recv_resolve_src(struct tcp_ep *ep)
+{
+	if (WEFT_UNLIKELY(__atomic_load_n(&ep->unexp_unknown,
+					  __ATOMIC_RELAXED)))
+		tcp_recv_resolve_src_slow(ep);
+}
 int tcp_recv_data_begin(struct tcp_conn *c);
 void tcp_recv_data_end(struct tcp_conn *c);
 void tcp_recv_fail_xfer(struct tcp_ep *ep, struct tcp_xfer *x, int err);

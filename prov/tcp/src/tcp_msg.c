@@ -73,6 +73,7 @@ static ssize_t tcp_msg_recv(struct fid_ep *ep, void *buf, size_t len,
 			    void *desc, fi_addr_t src, void *context)
 {
 	(void)desc;
+	tcp_recv_resolve_src(to_tcp_ep(ep));
 	return util_srx_recv(tcp_srx(ep), buf, len, src, context);
 }
 
@@ -81,12 +82,14 @@ static ssize_t tcp_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
 			     void *context)
 {
 	(void)desc;
+	tcp_recv_resolve_src(to_tcp_ep(ep));
 	return util_srx_recvv(tcp_srx(ep), iov, count, src, context);
 }
 
 static ssize_t tcp_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *m,
 			       uint64_t flags)
 {
+	tcp_recv_resolve_src(to_tcp_ep(ep));
 	return util_srx_recvmsg(tcp_srx(ep), m, flags);
 }
 
@@ -160,6 +163,7 @@ static ssize_t tcp_tag_recv(struct fid_ep *ep, void *buf, size_t len,
 			    uint64_t ignore, void *context)
 {
 	(void)desc;
+	tcp_recv_resolve_src(to_tcp_ep(ep));
 	return util_srx_trecv(tcp_srx(ep), buf, len, src, tag, ignore,
 			      context);
 }
@@ -169,6 +173,7 @@ static ssize_t tcp_tag_recvv(struct fid_ep *ep, const struct iovec *iov,
 			     uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)desc;
+	tcp_recv_resolve_src(to_tcp_ep(ep));
 	return util_srx_trecvv(tcp_srx(ep), iov, count, src, tag, ignore,
 			       context);
 }
@@ -176,6 +181,7 @@ static ssize_t tcp_tag_recvv(struct fid_ep *ep, const struct iovec *iov,
 static ssize_t tcp_tag_recvmsg(struct fid_ep *ep,
 			       const struct fi_msg_tagged *m, uint64_t flags)
 {
+	tcp_recv_resolve_src(to_tcp_ep(ep));
 	return util_srx_trecvmsg(tcp_srx(ep), m, flags);
 }
 

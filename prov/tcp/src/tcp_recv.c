@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utlist.h>
+
 #include "tcp.h"
 
 enum { TCP_UBUF_INLINE, TCP_UBUF_POOL, TCP_UBUF_HEAP };
@@ -36,6 +38,55 @@ static void tcp_unexp_free(struct tcp_ep *ep, struct tcp_unexp *ux)
 		free(ux->buf);
 	}
 	util_pool_put(&ep->unexp_pool, ux);
+}
+
+/* Queue ux as unexpected. A sender the AV does not know yet (its address
+ * is inserted after its first messages arrived, as MPI ranks starting at
+ * different times do) leaves the source unknown: remember to look again
+ * before the next receive is posted. */
+static void tcp_recv_add_unexp(struct tcp_ep *ep, bool tagged,
+			       struct tcp_unexp *ux)
+{
+	if (ux->srx.match.src == FI_ADDR_NOTAVAIL &&
+	    (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)))
+		__atomic_store_n(&ep->unexp_unknown, true, __ATOMIC_RELAXED);
+	util_srx_add_unexp(&ep->srx, tagged, &ux->srx);
+}
+
+static bool tcp_recv_resolve_queue(struct tcp_ep *ep,
+				   struct util_match_queue *q)
+{
+	struct util_unexp_entry *u;
+	struct tcp_unexp *ux;
+	bool unknown = false;
+
+	DL_FOREACH(q->unexp, u) {
+		if (u->src != FI_ADDR_NOTAVAIL)
+			continue;
+		ux = container_of(u, struct tcp_unexp, srx.match);
+		u->src = tcp_peer_fi_addr(ep, ux->peer);
+		unknown |= u->src == FI_ADDR_NOTAVAIL;
+	}
+	return unknown;
+}
+
+/* Only when the AV gained addresses since the last look: senders it
+ * still lacks cost nothing per post. Queue order is kept, so the oldest
+ * message of a sender is still the first a receive finds. */
+void tcp_recv_resolve_src_slow(struct tcp_ep *ep)
+{
+	uint64_t gen = tcp_av_gen_now();
+	bool unknown;
+
+	util_lock_acquire(&ep->util.lock);
+	if (ep->unexp_unknown && gen != ep->unknown_gen) {
+		unknown = tcp_recv_resolve_queue(ep, &ep->srx.msg_q);
+		unknown |= tcp_recv_resolve_queue(ep, &ep->srx.tag_q);
+		ep->unknown_gen = gen;
+		__atomic_store_n(&ep->unexp_unknown, unknown,
+				 __ATOMIC_RELAXED);
+	}
+	util_lock_release(&ep->util.lock);
 }
 
 static void tcp_recv_ack(struct tcp_ep *ep, struct tcp_peer *peer,
@@ -327,7 +378,7 @@ void tcp_recv_msg_end(struct tcp_conn *c)
 	e = util_srx_match(&ep->srx, tagged, ux->srx.match.src,
 			   ux->srx.match.tag);
 	if (!e) {
-		util_srx_add_unexp(&ep->srx, tagged, &ux->srx);
+		tcp_recv_add_unexp(ep, tagged, ux);
 		return;
 	}
 	util_srx_dest(&ep->srx, e, ux->len, &d);
@@ -386,7 +437,7 @@ int tcp_recv_rts(struct tcp_conn *c)
 	ux->len = 0;
 	ux->buf = NULL;
 	ux->buf_kind = TCP_UBUF_INLINE;
-	util_srx_add_unexp(&ep->srx, tagged, &ux->srx);
+	tcp_recv_add_unexp(ep, tagged, ux);
 	return 0;
 }
 

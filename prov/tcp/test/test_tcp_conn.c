@@ -139,6 +139,86 @@ static void test_zero_null(void **state)
 	assert_int_equal(e.tag, 9);
 }
 
+/* Progress T's endpoints and ep (its CQ cq) until endpoint 0's send
+ * sctx completed and ep's tagged unexpected queue holds n messages. */
+static void t_wait_unexp(struct fid_ep *ep, struct fid_cq *cq,
+			 struct fi_context *sctx, size_t n)
+{
+	double deadline = t_now() + T_DEADLINE_S;
+	struct fi_cq_tagged_entry e;
+	bool sent = false;
+
+	while (!sent || to_tcp_ep(ep)->srx.tag_q.unexp_count < n) {
+		(void)fi_cq_read(cq, &e, 0);
+		if (fi_cq_read(T.e[0].cq, &e, 1) == 1) {
+			assert_ptr_equal(e.op_context, sctx);
+			sent = true;
+		}
+		if (t_now() > deadline)
+			fail_msg("%zu unexpected messages never arrived", n);
+	}
+}
+
+/* A sender's messages that arrive before the receiver's AV has its
+ * address (MPI ranks starting at different times) are still the first a
+ * directed receive from that sender gets once the address is inserted:
+ * a later message from it must not overtake them. */
+static void test_unknown_sender(void **state)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .size = 64, .wait_obj = FI_WAIT_NONE };
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	struct sockaddr_in name;
+	size_t len = sizeof(name);
+	fi_addr_t to_b, from_a;
+	uint64_t out, in[2] = { 0, 0 };
+	struct fi_context sctx, rctx[2];
+	struct fi_cq_tagged_entry e;
+	double deadline;
+	int i;
+
+	(void)state;
+	/* B: an endpoint whose AV starts empty */
+	assert_int_equal(fi_av_open(T.domain, &av_attr, &av, NULL), 0);
+	assert_int_equal(fi_cq_open(T.domain, &cq_attr, &cq, NULL), 0);
+	assert_int_equal(fi_endpoint(T.domain, T.info, &ep, NULL), 0);
+	assert_int_equal(fi_ep_bind(ep, &av->fid, 0), 0);
+	assert_int_equal(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	assert_int_equal(fi_enable(ep), 0);
+	assert_int_equal(fi_getname(&ep->fid, &name, &len), 0);
+	assert_int_equal(fi_av_insert(T.av, &name, 1, &to_b, 0, NULL), 1);
+
+	/* A sends 1 while B does not know A, then 2 once it does */
+	for (out = 1; out <= 2; out++) {
+		T_POST(&T, fi_tsend(T.e[0].ep, &out, sizeof(out), NULL, to_b,
+				    42, &sctx));
+		t_wait_unexp(ep, cq, &sctx, (size_t)out);
+		if (out == 1)
+			assert_int_equal(fi_av_insert(av, &T.e[0].name, 1,
+						      &from_a, 0, NULL), 1);
+	}
+
+	for (i = 0; i < 2; i++)
+		T_POST(&T, fi_trecv(ep, &in[i], sizeof(in[i]), NULL, from_a,
+				    42, 0, &rctx[i]));
+	for (i = 0; i < 2; i++) {
+		deadline = t_now() + T_DEADLINE_S;
+		while (fi_cq_read(cq, &e, 1) != 1)
+			if (t_now() > deadline)
+				fail_msg("receive %d never completed", i);
+		assert_ptr_equal(e.op_context, &rctx[i]);
+	}
+	assert_int_equal(in[0], 1);
+	assert_int_equal(in[1], 2);
+
+	assert_int_equal(fi_close(&ep->fid), 0);
+	assert_int_equal(fi_close(&cq->fid), 0);
+	assert_int_equal(fi_close(&av->fid), 0);
+}
+
 /* Connections of ep that are not closed, and whether one is rx_only. */
 static int t_live_conns(struct tcp_ep *ep, int *rx_only)
 {
@@ -630,6 +710,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pair_sizes),
 		cmocka_unit_test(test_zero_null),
+		cmocka_unit_test(test_unknown_sender),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_simultaneous),
 		cmocka_unit_test(test_refused),
