@@ -11,13 +11,14 @@
 # completions in bounded time); a firewalled peer (netem loss 100%): the
 # connect ends in FI_ETIMEDOUT within FI_TCP_CONN_TIMEOUT_MS, the waiting
 # process blocked rather than spinning (iptables DROP in the peer's
-# namespace, or netem loss where the kernel has it). Namespaces are removed
-# on every exit path. Needs root and iproute2; CI runs it as root.
+# namespace, or netem loss where the kernel has it); Open MPI's ofi MTL
+# with its ranks split over the namespaces, 2 and 4 ranks. Namespaces are
+# removed on every exit path. Needs root and iproute2; CI runs it as root.
 
 : "${top_builddir:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 XCHG=$top_builddir/prov/tcp/test/tcp_xchg
 RUNNER=$top_builddir/fabtests/weft_fabtests
-NTESTS=12
+NTESTS=14
 
 echo "1..$NTESTS"
 n=0
@@ -272,4 +273,61 @@ for side in 1 2; do
 		sed 's/^/# b: /' "$TMP/af_b"
 	fi
 done
+# 13-14. Open MPI (pml cm + mtl ofi) with the ranks split over the two
+# namespaces as two hosts: mpirun in A under the host name weft-a, its
+# daemon started in B as weft-b by an rsh agent that enters B's namespace.
+mpi_ranks() { # NP
+	np=$1
+	for prog in mpi_p2p mpi_coll; do
+		case $prog in mpi_p2p) want=4 ;; *) want=3 ;; esac
+		# shellcheck disable=SC2086
+		ip netns exec "$NS_A" unshare --uts sh -c "hostname weft-a &&
+		    exec timeout -k 10 120 mpirun --allow-run-as-root \
+		    --oversubscribe -np $np --hostfile $TMP/hosts --map-by node \
+		    --mca plm_rsh_agent $TMP/agent --mca oob_tcp_if_include wtcp1 \
+		    -x LD_LIBRARY_PATH=$top_builddir/weft/.libs -x FI_TCP_IFACE=wtcp1 \
+		    $mpi_san --mca pml cm --mca mtl ofi \
+		    --mca mtl_ofi_provider_include tcp \
+		    $top_builddir/tests/mpi/$prog" </dev/null >"$TMP/mpi" 2>&1
+		rc=$?
+		oks=$(grep -c '^ok - ' "$TMP/mpi")
+		if [ $rc -ne 0 ] || [ "$oks" -ne $want ] ||
+		   grep -q '^not ok' "$TMP/mpi"; then
+			notok "Open MPI across the namespaces, $prog np=$np: exit $rc, $oks of $want checks"
+			head -n 60 "$TMP/mpi" | sed 's/^/# /'
+			return
+		fi
+	done
+	ok "Open MPI (mtl ofi) across the namespaces, np=$np: mpi_p2p and mpi_coll, every check passed"
+}
+if ! command -v mpirun >/dev/null 2>&1 ||
+   [ ! -x "$top_builddir/tests/mpi/mpi_coll" ]; then
+	n=$((n + 2))
+	echo "ok $((n - 1)) # SKIP Open MPI not installed or tests/mpi not built"
+	echo "ok $n # SKIP Open MPI not installed or tests/mpi not built"
+elif ! command -v unshare >/dev/null 2>&1; then
+	n=$((n + 2))
+	echo "ok $((n - 1)) # SKIP no unshare (util-linux) to name the hosts"
+	echo "ok $n # SKIP no unshare (util-linux) to name the hosts"
+else
+	cat >"$TMP/agent" <<EOF
+#!/bin/sh
+# rsh agent: HOST COMMAND... runs COMMAND in HOST's namespace, named HOST
+host=\$1
+shift
+case \$host in
+weft-a) ns=$NS_A ;;
+weft-b) ns=$NS_B ;;
+*) echo "agent: unknown host \$host" >&2; exit 1 ;;
+esac
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$host && \$*"
+EOF
+	chmod +x "$TMP/agent"
+	printf 'weft-a slots=2\nweft-b slots=2\n' >"$TMP/hosts"
+	mpi_san=
+	[ -n "$preload" ] &&
+		mpi_san="-x LD_PRELOAD=$preload -x ASAN_OPTIONS=detect_leaks=0"
+	mpi_ranks 2
+	mpi_ranks 4
+fi
 exit 0
