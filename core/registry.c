@@ -24,6 +24,7 @@ static const struct {
 	/* Preference order: fi_getinfo lists results in this order. */
 	{ "srd", srd_prov_init },
 	{ "shm", shm_prov_init },
+	{ "tcp", tcp_prov_init },
 };
 
 static struct weft_prov_entry *prov_list;

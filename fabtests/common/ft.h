@@ -55,6 +55,7 @@ struct ft_opts {
 	const char *xopt;      /* -x: program-specific mode */
 	const char *node;      /* -A node: address fi_getinfo resolves */
 	const char *cpus;      /* -C: rank i runs on the i-th CPU of this list */
+	const char *netns;     /* -N: rank i joins the i-th network namespace */
 };
 
 /* One completion, error or not, in the widest format. */

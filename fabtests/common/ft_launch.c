@@ -8,6 +8,7 @@
 #include "ft.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -46,6 +47,8 @@ static void ft_usage(const struct ft_test *t)
 	       "  -x MODE     program-specific mode\n"
 	       "  -t SEC      timeout of the whole run (default 120)\n"
 	       "  -C LIST     pin rank i to the i-th CPU of LIST (e.g. 0,1)\n"
+	       "  -N LIST     rank i joins the i-th network namespace of LIST\n"
+	       "              (names of ip netns, e.g. nsA,nsB; needs CAP_SYS_ADMIN)\n"
 	       "  -v          verbose\n",
 	       t->name, t->desc ? t->desc : "", t->nranks);
 }
@@ -72,7 +75,7 @@ static int ft_parse_opts(int argc, char **argv, const struct ft_test *t)
 	ft_opts.op_timeout_ms = 20000;
 	ft_opts.av_type = FI_AV_UNSPEC;
 	ft_opts.prov = getenv("FT_PROVIDER");
-	while ((c = getopt(argc, argv, "p:n:m:M:I:W:r:w:f:qTa:A:x:t:C:vh")) != -1) {
+	while ((c = getopt(argc, argv, "p:n:m:M:I:W:r:w:f:qTa:A:x:t:C:N:vh")) != -1) {
 		switch (c) {
 		case 'p': ft_opts.prov = optarg; break;
 		case 'n': ft_opts.nranks = atoi(optarg); break;
@@ -104,6 +107,7 @@ static int ft_parse_opts(int argc, char **argv, const struct ft_test *t)
 		case 'x': ft_opts.xopt = optarg; break;
 		case 't': ft_opts.timeout_s = atoi(optarg); break;
 		case 'C': ft_opts.cpus = optarg; break;
+		case 'N': ft_opts.netns = optarg; break;
 		case 'v': ft_opts.verbose = true; break;
 		case 'h': ft_usage(t); exit(0);
 		default: ft_usage(t); return -1;
@@ -442,6 +446,36 @@ static void ft_pin(int rank)
 		perror("fabtests: sched_setaffinity");
 }
 
+/* Join the rank-th network namespace of -N (an ip netns name), so that
+ * ranks stand in for hosts. The launcher's socket, already connected,
+ * stays in the launcher's namespace. */
+static int ft_join_netns(int rank)
+{
+	char name[256], path[512];
+	const char *p = ft_opts.netns, *end;
+	int n = 0, i, fd;
+
+	if (!p || !*p)
+		return 0;
+	for (end = p; end; end = strchr(end + 1, ','))
+		n++;
+	for (i = 0; i < rank % n; i++)
+		p = strchr(p, ',') + 1;
+	end = strchr(p, ',');
+	snprintf(name, sizeof(name), "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		fprintf(stderr, "fabtests: rank %d cannot join netns %s: %s\n", rank,
+			name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int ft_rank_main(const struct ft_test *t, int rank, int port)
 {
 	static struct ft_ctx ctx;
@@ -454,6 +488,8 @@ static int ft_rank_main(const struct ft_test *t, int rank, int port)
 		perror("fabtests: connect to launcher");
 		return FT_FAIL;
 	}
+	if (ft_join_netns(rank))
+		return FT_FAIL;
 	/* the hub needs to know which socket is which rank */
 	if (ft_full_io(fd, &rank, sizeof(rank), true))
 		return FT_FAIL;

@@ -29,9 +29,10 @@ void weft_prov_unregister_all_extra(void);
  * return the provider, or NULL when it cannot run on this host. The registry
  * lists them directly (every provider is always built), so a provider left
  * out of the link is a link error, not a provider silently missing.
- * Preference order: srd, shm (tcp joins the list once it is written). */
+ * Preference order: srd, shm, tcp. */
 struct fi_provider *srd_prov_init(void);
 struct fi_provider *shm_prov_init(void);
+struct fi_provider *tcp_prov_init(void);
 
 /* Core's check of hints against one info that a provider offers: 1 when the
  * info can serve the hints, 0 when not (the reason is logged at FI_LOG_INFO).

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # make check: the MPI programs of tests/mpi run by Debian's Open MPI (4.1)
-# on weft's libfabric.so.1 from the build tree, over shm and over srd on
-# softsrd, with 2, 4 and 8 ranks: one TAP line per program, provider and
-# rank count, the program's own check lines as diagnostics.
+# on weft's libfabric.so.1 from the build tree, over shm, over srd on
+# softsrd and over tcp on loopback, with 2, 4 and 8 ranks: one TAP line
+# per program, provider and rank count, the program's own check lines as
+# diagnostics.
 #
 # Open MPI runs the way a user would run it: mpirun with MCA options and
 # nothing in the ranks' environment but what -x passes (LD_LIBRARY_PATH to
@@ -19,7 +20,7 @@
 libdir="$top_builddir/weft/.libs"
 progdir="$top_builddir/tests/mpi"
 ranks="${MPI_RANKS:-2 4 8}"
-provs="${MPI_PROVS:-shm srd}"
+provs="${MPI_PROVS:-shm srd tcp}"
 progs="${MPI_PROGS:-mpi_p2p mpi_coll mpi_threads mpi_rma mpi_grad}"
 limit="${MPI_TIMEOUT:-120}"
 
@@ -67,6 +68,7 @@ prov_opts() { # PROV: the provider's setting, passed to the ranks
 	case $1 in
 	srd) echo "-x FI_SRD_DEVICE=soft" ;;
 	shm) echo "-x FI_SHM_REMOTE_COMM=1" ;;
+	tcp) echo "-x FI_TCP_IFACE=lo" ;;
 	esac
 }
 
