@@ -101,7 +101,8 @@ struct util_coll_op *uc_op_new(struct util_coll_group *grp, bool join)
 
 	if (!op)
 		return NULL;
-	memset(op, 0, offsetof(struct util_coll_op, slots));
+	memset(op, 0, offsetof(struct util_coll_op, ph));
+	op->gen_k = UINT32_MAX;
 	op->grp = grp;
 	op->join = join;
 	if (!join)

@@ -40,12 +40,6 @@ static void uc_fold_in_from(const struct util_coll_phase *ph,
 	       uc_ref(buf, off, bytes));
 }
 
-static void uc_fold_in(const struct util_coll_phase *ph,
-		       struct util_coll_round *r, size_t bytes)
-{
-	uc_fold_in_from(ph, r, bytes, ph->out, ph->out_off);
-}
-
 static void uc_fold_out(const struct util_coll_phase *ph,
 			struct util_coll_round *r, size_t bytes)
 {
@@ -57,39 +51,49 @@ static void uc_fold_out(const struct util_coll_phase *ph,
 		uc_recv(r, ph->me + 1, uc_out(ph, 0, bytes));
 }
 
+/* Recursive doubling. Rounds: the fold (only when n is not a power of
+ * two), lg steps, the unfold (likewise); n = 1 copies. No copy of the
+ * input otherwise: a member's first reduction reads its input and writes
+ * the result, and it sends its input until then. Small vectors are all
+ * this algorithm sees, and a round less is latency. */
 void uc_allreduce_rd(const struct util_coll_phase *ph, uint32_t k,
 		     struct util_coll_round *r)
 {
 	size_t bytes = ph->count * ph->esize;
 	int64_t nr = uc_rd_newrank(ph);
-	uint32_t mask, pnr;
+	uint32_t fold = ph->rem ? 1 : 0, mask, pnr;
+	struct util_coll_ref mine;
 
-	if (k == 0) {
+	if (ph->n == 1) {
 		uc_copy(r, uc_out(ph, 0, bytes), uc_in(ph, 0, bytes));
 		return;
 	}
-	if (k == 1) {
-		uc_fold_in(ph, r, bytes);
+	if (fold && k == 0) {
+		uc_fold_in_from(ph, r, bytes, ph->in, ph->in_off);
 		return;
 	}
-	if (k == ph->lg + 2) {
+	if (fold && k == ph->lg + 1) {
 		uc_fold_out(ph, r, bytes);
 		return;
 	}
 	if (nr < 0)
 		return;
-	mask = 1u << (k - 2);
+	/* my partial: the input until a reduction made one in out (the
+	 * fold did, for the odd members below 2 * rem) */
+	mine = (k == fold && ph->me >= 2 * ph->rem) ? uc_in(ph, 0, bytes) :
+						       uc_out(ph, 0, bytes);
+	mask = 1u << (k - fold);
 	pnr = (uint32_t)nr ^ mask;
-	uc_send(r, uc_rd_rank(ph, pnr), uc_out(ph, 0, bytes));
+	uc_send(r, uc_rd_rank(ph, pnr), mine);
 	uc_recv(r, uc_rd_rank(ph, pnr), uc_tmp(ph, 0, bytes));
 	/* The reduction overwrites what the send may still be reading. */
 	r->fence = true;
 	if (pnr < (uint32_t)nr)
 		uc_act(r, UC_ACT_REDUCE, uc_out(ph, 0, bytes),
-		       uc_tmp(ph, 0, bytes), uc_out(ph, 0, bytes));
+		       uc_tmp(ph, 0, bytes), mine);
 	else
-		uc_act(r, UC_ACT_REDUCE, uc_out(ph, 0, bytes),
-		       uc_out(ph, 0, bytes), uc_tmp(ph, 0, bytes));
+		uc_act(r, UC_ACT_REDUCE, uc_out(ph, 0, bytes), mine,
+		       uc_tmp(ph, 0, bytes));
 }
 
 /* Rabenseifner: the p ranks halve the vector (p blocks) down to one block

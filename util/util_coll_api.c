@@ -66,9 +66,9 @@ static void uc_phase_copy(struct util_coll_op *op, const struct uc_call *c,
 
 	ph->pre = true;
 	ph->nact = 1;
-	ph->act[0].kind = UC_ACT_COPY;
-	ph->act[0].dst = (struct util_coll_ref){ dbuf, doff, len };
-	ph->act[0].a = (struct util_coll_ref){ sbuf, soff, len };
+	ph->act.kind = UC_ACT_COPY;
+	ph->act.dst = (struct util_coll_ref){ dbuf, doff, len };
+	ph->act.a = (struct util_coll_ref){ sbuf, soff, len };
 }
 
 static bool uc_overlap(const void *a, size_t alen, const void *b, size_t blen)
@@ -371,7 +371,10 @@ static int uc_check_call(struct uc_call *c, fi_addr_t coll_addr,
 				c->dt);
 			return -FI_EINVAL;
 		}
-		if (c->count > SIZE_MAX / c->esize / c->grp->n) {
+		size_t bytes;
+
+		if (__builtin_mul_overflow(c->count, c->esize, &bytes) ||
+		    __builtin_mul_overflow(bytes, (size_t)c->grp->n, &bytes)) {
 			FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
 				"collective: count %zu overflows\n", c->count);
 			return -FI_EINVAL;

@@ -162,20 +162,23 @@ static int uc_round_post(struct util_coll_op *op, uint32_t k)
 	return 0;
 }
 
-static void uc_slot_init(struct util_coll_op *op, uint32_t k,
-			 struct util_coll_slot *s)
+/* The completion contexts of an operation's slots name the operation,
+ * slot and transfer: the same for every round and every use of the
+ * object, so they are written once, when the pool makes it. */
+void uc_op_init_obj(void *obj, void *arg)
 {
-	uint8_t slot = (uint8_t)(k % UC_WIN_MAX);
+	struct util_coll_op *op = obj;
 
-	s->rposted = s->sposted = 0;
-	s->rdone = 0;
-	for (uint8_t i = 0; i < UC_XFER_MAX; i++) {
-		s->rctx[i] = (struct util_coll_ctx){ .kind = UC_CTX_RECV,
-						     .slot = slot, .idx = i,
-						     .owner = op };
-		s->sctx[i] = (struct util_coll_ctx){ .kind = UC_CTX_SEND,
-						     .slot = slot, .idx = i,
-						     .owner = op };
+	(void)arg;
+	for (uint8_t s = 0; s < UC_WIN_MAX; s++) {
+		for (uint8_t i = 0; i < UC_XFER_MAX; i++) {
+			op->slots[s].rctx[i] = (struct util_coll_ctx){
+				.kind = UC_CTX_RECV, .slot = s, .idx = i,
+				.owner = op };
+			op->slots[s].sctx[i] = (struct util_coll_ctx){
+				.kind = UC_CTX_SEND, .slot = s, .idx = i,
+				.owner = op };
+		}
 	}
 }
 
@@ -184,28 +187,37 @@ static void uc_slot_init(struct util_coll_op *op, uint32_t k,
 static int uc_rounds_start(struct util_coll_op *op)
 {
 	const struct util_coll_phase *ph = &op->ph[op->cur];
-	struct util_coll_round r;
+	struct util_coll_slot *s;
 	int moved = 0, ret;
 	uint32_t k;
 
-	for (k = op->next_done; k < op->next_start; k++) {
+	/* rounds the transport refused part of before */
+	for (k = op->post_k; k < op->next_start; k++) {
 		ret = uc_round_post(op, k);
 		if (ret)
 			return ret;
+		op->post_k = k + 1;
 	}
 	while (op->next_start < ph->nrounds &&
 	       op->next_start - op->next_done < ph->win) {
 		k = op->next_start;
-		util_coll_phase_round(ph, k, &r);
-		if (r.start_after > op->next_done)
+		/* The window keeps round k - UC_WIN_MAX done: its slot is
+		 * free. A round that must wait stays generated there. */
+		s = &op->slots[k % UC_WIN_MAX];
+		if (op->gen_k != k) {
+			util_coll_phase_round(ph, k, &s->r);
+			op->gen_k = k;
+		}
+		if (s->r.start_after > op->next_done)
 			break;
-		op->slots[k % UC_WIN_MAX].r = r;
-		uc_slot_init(op, k, &op->slots[k % UC_WIN_MAX]);
+		s->rposted = s->sposted = 0;
+		s->rdone = 0;
 		op->next_start++;
 		moved = 1;
 		ret = uc_round_post(op, k);
 		if (ret)
 			return ret;
+		op->post_k = k + 1;
 	}
 	return moved;
 }
@@ -234,7 +246,8 @@ static bool uc_phase_next(struct util_coll_op *op)
 	if (op->cur + 1 >= op->nph)
 		return false;
 	op->cur++;
-	op->next_start = op->next_done = 0;
+	op->next_start = op->next_done = op->post_k = 0;
+	op->gen_k = UINT32_MAX;
 	return true;
 }
 

@@ -25,7 +25,7 @@ static struct util_coll_ep *uc_cep_get(struct util_ep *ep)
 	if (!cep)
 		return NULL;
 	if (util_pool_init(&cep->op_pool, sizeof(struct util_coll_op), 64, 2,
-			   4, 0, NULL, NULL)) {
+			   4, 0, uc_op_init_obj, NULL)) {
 		free(cep);
 		return NULL;
 	}

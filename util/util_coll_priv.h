@@ -130,9 +130,9 @@ struct util_coll_phase {
 	 * communicating phases carry the same numbers. */
 	uint8_t tag_phase;
 	bool pre;			/* such a local copy */
-	/* UC_ALG_LOCAL: its actions */
+	/* UC_ALG_LOCAL: its action (nact 0 or 1) */
 	uint8_t nact;
-	struct util_coll_act act[UC_ACT_MAX];
+	struct util_coll_act act;
 	/* filled by util_coll_phase_setup */
 	uint32_t nrounds;
 	size_t tmp_len;			/* scratch bytes past tmp_off */
@@ -219,10 +219,15 @@ struct util_coll_op {
 	void *buf[4];			/* by enum util_coll_buf */
 	void *tmp_heap;			/* buf[UC_BUF_TMP] when malloc'ed */
 	size_t tmp_size;
-	struct util_coll_phase ph[UC_PHASE_MAX];
 	uint32_t nph, cur;
 	uint32_t next_start, next_done;	/* rounds of phase cur */
+	uint32_t gen_k;			/* round generated in its slot, not
+					 * started yet (UINT32_MAX: none) */
+	uint32_t post_k;		/* rounds below are fully posted */
 	uint32_t sends_out, recvs_out;
+	/* Up to here cleared for each operation; the phases are filled as
+	 * they are added, the slots as rounds start. */
+	struct util_coll_phase ph[UC_PHASE_MAX];
 	struct util_coll_slot slots[UC_WIN_MAX];
 	_Alignas(16) uint8_t inline_tmp[UC_INLINE_TMP];
 };
@@ -287,6 +292,8 @@ void uc_op_fail(struct util_coll_op *op, int err);
 void uc_mark_ready(struct util_coll_op *op);
 void uc_run_ready(struct util_coll_ep *cep);
 void uc_check_liveness(struct util_coll_ep *cep);
+/* util_pool's init_obj of operations. */
+void uc_op_init_obj(void *obj, void *arg);
 
 /* util_coll.c */
 struct util_coll_op *uc_op_new(struct util_coll_group *grp, bool join);

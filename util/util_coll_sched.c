@@ -66,7 +66,7 @@ int util_coll_phase_setup(struct util_coll_phase *ph)
 		break;
 	case UC_ALG_ALLREDUCE_RD:
 		ph->lg = uc_floor_log2(n);
-		rounds = ph->lg + 3;
+		rounds = n == 1 ? 1 : ph->lg + (ph->rem ? 2 : 0);
 		ph->tmp_len = bytes;
 		break;
 	case UC_ALG_ALLREDUCE_RAB:
@@ -126,13 +126,15 @@ int util_coll_phase_setup(struct util_coll_phase *ph)
 void util_coll_phase_round(const struct util_coll_phase *ph, uint32_t k,
 			   struct util_coll_round *r)
 {
-	memset(r, 0, sizeof(*r));
+	/* The arrays are read only up to their counts. */
+	r->nsend = r->nrecv = r->nact = 0;
+	r->fence = false;
 	r->start_after = k;
 	switch (ph->alg) {
 	case UC_ALG_LOCAL:
-		for (uint8_t i = 0; i < ph->nact; i++)
-			uc_act(r, ph->act[i].kind, ph->act[i].dst,
-			       ph->act[i].a, ph->act[i].b);
+		if (ph->nact)
+			uc_act(r, ph->act.kind, ph->act.dst, ph->act.a,
+			       ph->act.b);
 		break;
 	case UC_ALG_BARRIER_DISS:
 		uc_barrier(ph, k, r);

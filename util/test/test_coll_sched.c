@@ -670,14 +670,17 @@ static void test_spelled_out(void **s)
 	/* dissemination, n = 5: partners at distance 1, 2, 4 */
 	expect_sched(UC_ALG_BARRIER_DISS, 5, 0, 0, 0,
 		     "0:S1/0+0 R4/0+0 1:S2/0+0 R3/0+0 2:S4/0+0 R1/0+0 ");
-	/* recursive doubling, n = 3: rank 0 folds into rank 1, which
-	 * exchanges with rank 2, then hands the result back */
+	/* recursive doubling, n = 3: rank 0 folds its input into rank 1,
+	 * which exchanges with rank 2, then hands the result back; n = 4:
+	 * no fold, two steps, the first sending the input */
 	expect_sched(UC_ALG_ALLREDUCE_RD, 3, 0, 4, 0,
-		     "0:A1 1:S1/0+4 3:R1/0+4 ");
+		     "0:S1/0+4 2:R1/0+4 ");
 	expect_sched(UC_ALG_ALLREDUCE_RD, 3, 1, 4, 0,
-		     "0:A1 1:R0/0+4 A1 2:S2/0+4 R2/0+4 A1 3:S0/0+4 ");
+		     "0:R0/0+4 A1 1:S2/0+4 R2/0+4 A1 2:S0/0+4 ");
 	expect_sched(UC_ALG_ALLREDUCE_RD, 3, 2, 4, 0,
-		     "0:A1 2:S1/0+4 R1/0+4 A1 ");
+		     "1:S1/0+4 R1/0+4 A1 ");
+	expect_sched(UC_ALG_ALLREDUCE_RD, 4, 2, 4, 0,
+		     "0:S3/0+4 R3/0+4 A1 1:S0/0+4 R0/0+4 A1 ");
 	/* ring, n = 3, 6 bytes: blocks of 2; rank 0 sends its input's
 	 * block 2, then block 1 reduced, then forwards block 0 (final
 	 * here) and block 2; no copy of the input */
