@@ -66,7 +66,7 @@ struct rank {
 	fprintf(stderr, "rank %d: %s: %s\n", R->me, #call, fi_strerror(-r_)); \
 	return -1; } } while (0)
 
-/* ---- the data and the model ------------------------------------------------ */
+/* ---- the data and the model ---------------------------------------------- */
 
 /* Sample i: features in [-1, 1), target of a fixed linear model plus
  * noise. Deterministic: every process can make any sample. */
@@ -119,7 +119,7 @@ static void train_serial(int steps, double *w)
 	}
 }
 
-/* ---- fabric ------------------------------------------------------------------ */
+/* ---- fabric -------------------------------------------------------------- */
 
 static int wait_comp(struct rank *R, void *ctx)
 {
@@ -217,7 +217,7 @@ static int join_all(struct rank *R)
 	return 0;
 }
 
-/* ---- one rank ------------------------------------------------------------------ */
+/* ---- one rank ------------------------------------------------------------ */
 
 static int train(struct rank *R, int steps, double *w)
 {
@@ -322,7 +322,7 @@ out:
 	return rc;
 }
 
-/* ---- launcher -------------------------------------------------------------------- */
+/* ---- launcher ------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {

@@ -39,7 +39,7 @@ static const char *coll_name[] = {
 	[FI_REDUCE] = "reduce", [FI_SCATTER] = "scatter", [FI_GATHER] = "gather",
 };
 
-/* ---- one collective ---------------------------------------------------------- */
+/* ---- one collective ------------------------------------------------------ */
 
 struct job {
 	struct ft_ctx *ctx;
@@ -379,7 +379,7 @@ out:
 	return rc;
 }
 
-/* ---- the modes ----------------------------------------------------------------- */
+/* ---- the modes ----------------------------------------------------------- */
 
 static const enum fi_collective_op data_colls[] = {
 	FI_BROADCAST, FI_ALLGATHER, FI_ALLTOALL, FI_SCATTER, FI_GATHER,

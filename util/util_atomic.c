@@ -336,7 +336,7 @@ int util_atomic_apply(enum fi_op op, enum fi_datatype datatype, void *dst,
 	return 0;
 }
 
-/* ---- reductions of whole vectors (collectives) ---------------------------- */
+/* ---- reductions of whole vectors (collectives) --------------------------- */
 
 typedef void (*util_reduce_fn)(void *dst, const void *a, const void *b,
 			       size_t cnt);

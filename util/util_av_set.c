@@ -6,6 +6,7 @@
 #include "weft/compat.h"
 #include "weft/log.h"
 #include "weft/util_av_set.h"
+#include "weft/util_domain.h"
 #include "weft/util_noop.h"
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static int util_av_set_same_av(const struct util_av_set *dst,
 {
 	if (dst->av == src->av)
 		return 0;
-	FI_WARN(&weft_core_prov, FI_LOG_AV,
+	FI_WARN(util_domain_prov(dst->av->domain), FI_LOG_AV,
 		"fi_av_set_%s: the sets belong to different AVs\n", what);
 	return -FI_EINVAL;
 }
@@ -131,13 +132,13 @@ static int util_av_set_insert(struct fid_av_set *set_fid, fi_addr_t addr)
 	struct util_av_set *set = to_util_av_set(set_fid);
 
 	if (!util_av_slot(set->av, addr)) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(set->av->domain), FI_LOG_AV,
 			"fi_av_set_insert: fi_addr %llu is not in the AV\n",
 			(unsigned long long)addr);
 		return -FI_EINVAL;
 	}
 	if (util_av_set_find(set, addr) >= 0) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(set->av->domain), FI_LOG_AV,
 			"fi_av_set_insert: fi_addr %llu is already a member\n",
 			(unsigned long long)addr);
 		return -FI_EINVAL;
@@ -151,7 +152,7 @@ static int util_av_set_remove(struct fid_av_set *set_fid, fi_addr_t addr)
 	long i = util_av_set_find(set, addr);
 
 	if (i < 0) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(set->av->domain), FI_LOG_AV,
 			"fi_av_set_remove: fi_addr %llu is not a member\n",
 			(unsigned long long)addr);
 		return -FI_EINVAL;
@@ -165,8 +166,8 @@ static int util_av_set_remove(struct fid_av_set *set_fid, fi_addr_t addr)
 static int util_av_set_addr(struct fid_av_set *set_fid, fi_addr_t *coll_addr)
 {
 	if (!coll_addr) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
-			"fi_av_set_addr: NULL coll_addr\n");
+		FI_WARN(util_domain_prov(to_util_av_set(set_fid)->av->domain),
+			FI_LOG_AV, "fi_av_set_addr: NULL coll_addr\n");
 		return -FI_EINVAL;
 	}
 	*coll_addr = UTIL_COLL_SET_ADDR(to_util_av_set(set_fid)->id);
@@ -229,13 +230,13 @@ static int util_av_set_fill_range(struct util_av_set *set,
 	int ret = 0;
 
 	if (set->av->type != FI_AV_TABLE) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(set->av->domain), FI_LOG_AV,
 			"fi_av_set: start_addr/end_addr need an FI_AV_TABLE AV\n");
 		return -FI_EINVAL;
 	}
 	if (attr->end_addr == FI_ADDR_NOTAVAIL ||
 	    attr->end_addr < attr->start_addr) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(set->av->domain), FI_LOG_AV,
 			"fi_av_set: end_addr %llu before start_addr %llu\n",
 			(unsigned long long)attr->end_addr,
 			(unsigned long long)attr->start_addr);
@@ -255,7 +256,7 @@ static int util_av_set_fill_range(struct util_av_set *set,
 	}
 	util_lock_release(&set->av->lock);
 	if (!ret && attr->count && n > attr->count) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(util_domain_prov(set->av->domain), FI_LOG_AV,
 			"fi_av_set: the range holds %zu addresses, count is "
 			"%zu\n", n, attr->count);
 		return -FI_EINVAL;
@@ -263,29 +264,30 @@ static int util_av_set_fill_range(struct util_av_set *set,
 	return ret;
 }
 
-static int util_av_set_check_attr(const struct fi_av_set_attr *attr)
+static int util_av_set_check_attr(const struct fi_provider *prov,
+				  const struct fi_av_set_attr *attr)
 {
 	if (attr->flags & ~(uint64_t)UTIL_AV_SET_FLAGS) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(prov, FI_LOG_AV,
 			"fi_av_set: unknown flags 0x%llx\n",
 			(unsigned long long)(attr->flags &
 					     ~(uint64_t)UTIL_AV_SET_FLAGS));
 		return -FI_EINVAL;
 	}
 	if (attr->comm_key_size || attr->comm_key) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(prov, FI_LOG_AV,
 			"fi_av_set: communication keys are not supported\n");
 		return -FI_ENOSYS;
 	}
 	if ((attr->flags & FI_UNIVERSE) &&
 	    attr->start_addr != FI_ADDR_NOTAVAIL) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(prov, FI_LOG_AV,
 			"fi_av_set: FI_UNIVERSE with a start_addr\n");
 		return -FI_EINVAL;
 	}
 	if (attr->start_addr == FI_ADDR_NOTAVAIL &&
 	    (attr->end_addr != FI_ADDR_NOTAVAIL || attr->stride)) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
+		FI_WARN(prov, FI_LOG_AV,
 			"fi_av_set: end_addr or stride without a start_addr\n");
 		return -FI_EINVAL;
 	}
@@ -295,15 +297,16 @@ static int util_av_set_check_attr(const struct fi_av_set_attr *attr)
 int util_av_set_open(struct fid_av *av_fid, struct fi_av_set_attr *attr,
 		     struct fid_av_set **set_fid, void *context)
 {
+	const struct fi_provider *prov =
+		util_domain_prov(av_fid ? to_util_av(av_fid)->domain : NULL);
 	struct util_av_set *set;
 	int ret;
 
 	if (!av_fid || !attr || !set_fid) {
-		FI_WARN(&weft_core_prov, FI_LOG_AV,
-			"fi_av_set: NULL av, attr or set\n");
+		FI_WARN(prov, FI_LOG_AV, "fi_av_set: NULL av, attr or set\n");
 		return -FI_EINVAL;
 	}
-	ret = util_av_set_check_attr(attr);
+	ret = util_av_set_check_attr(prov, attr);
 	if (ret)
 		return ret;
 	set = calloc(1, sizeof(*set));

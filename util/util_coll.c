@@ -40,12 +40,12 @@
 /* Progress calls between looks at the clock (liveness). */
 #define UC_CHECK_CALLS 256
 
-/* ---- endpoint ---------------------------------------------------------- */
+/* ---- endpoint ------------------------------------------------------------ */
 
 int util_coll_ep_init(struct util_ep *ep, const struct util_coll_xport *xp)
 {
 	if (!xp || !xp->send || !xp->recv || !xp->cancel) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(util_domain_prov(ep->domain), FI_LOG_EP_CTRL,
 			"collectives: the provider's transport lacks send, recv "
 			"or cancel\n");
 		return -FI_EINVAL;
@@ -182,7 +182,7 @@ void uc_op_finish(struct util_coll_op *op)
 	util_pool_put(&cep->op_pool, op);
 }
 
-/* ---- provider callbacks ---------------------------------------------------- */
+/* ---- provider callbacks -------------------------------------------------- */
 
 void uc_group_mark(struct util_coll_group *grp)
 {
@@ -203,7 +203,7 @@ void util_coll_send_done(struct util_ep *ep, void *ctx_ptr, int err)
 	op = ctx->owner;
 	op->sends_out--;
 	if (err && !op->failed && !op->pending_err) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_DATA,
 			"collective send to rank %u failed: %s\n",
 			op->slots[ctx->slot].r.send[ctx->idx].peer,
 			fi_strerror(err));
@@ -254,7 +254,7 @@ void util_coll_recv_done(struct util_ep *ep, void *ctx_ptr, size_t len,
 	s->rdone |= (uint8_t)(1u << ctx->idx);
 	op->recvs_out--;
 	if (!err && len != s->r.recv[ctx->idx].ref.len) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_DATA,
 			"collective: %zu bytes from rank %u where %zu were "
 			"due (do all members call it with the same count?)\n",
 			len, s->r.recv[ctx->idx].peer,
@@ -266,7 +266,7 @@ void util_coll_recv_done(struct util_ep *ep, void *ctx_ptr, size_t len,
 	uc_mark_ready(op);
 }
 
-/* ---- groups: failure -------------------------------------------------------- */
+/* ---- groups: failure ----------------------------------------------------- */
 
 void uc_group_fail(struct util_coll_group *grp, int err)
 {
@@ -275,7 +275,7 @@ void uc_group_fail(struct util_coll_group *grp, int err)
 
 	if (grp->state == UC_GRP_FAILED)
 		return;
-	FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+	FI_WARN(uc_prov(grp->cep->ep), FI_LOG_EP_DATA,
 		"collective group %u (%u members) failed: %s\n", grp->gid,
 		grp->n, fi_strerror(err));
 	grp->state = UC_GRP_FAILED;
@@ -391,7 +391,7 @@ static void uc_groups_run(struct util_coll_ep *cep)
 	}
 }
 
-/* ---- progress ------------------------------------------------------------- */
+/* ---- progress ------------------------------------------------------------ */
 
 void util_coll_progress(struct util_ep *ep)
 {

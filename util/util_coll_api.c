@@ -26,7 +26,7 @@ struct uc_call {
 	void *context;
 };
 
-/* ---- building operations ---------------------------------------------------- */
+/* ---- building operations ------------------------------------------------- */
 
 static struct util_coll_phase *uc_phase_add(struct util_coll_op *op,
 					    const struct uc_call *c,
@@ -265,7 +265,7 @@ static int uc_build(struct util_coll_op *op, const struct uc_call *c)
 			tag++;
 		ph->tmp_off = tmp_base;
 		if (util_coll_phase_setup(ph)) {
-			FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+			FI_WARN(uc_prov(c->ep), FI_LOG_EP_DATA,
 				"collective: %zu elements over %u members need "
 				"too many rounds\n", c->count, n);
 			return -FI_EINVAL;
@@ -276,7 +276,7 @@ static int uc_build(struct util_coll_op *op, const struct uc_call *c)
 	return uc_op_tmp(op, tmp_base + tmp);
 }
 
-/* ---- checks --------------------------------------------------------------- */
+/* ---- checks -------------------------------------------------------------- */
 
 static bool uc_reduces(enum fi_collective_op coll)
 {
@@ -300,7 +300,7 @@ static int uc_check_root(struct uc_call *c, fi_addr_t root_addr)
 	}
 	/* This endpoint's own address may be absent from its AV lookups
 	 * of other members, but it is a member. */
-	FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+	FI_WARN(uc_prov(c->ep), FI_LOG_EP_DATA,
 		"collective: root fi_addr %llu is not a member of the group\n",
 		(unsigned long long)root_addr);
 	return -FI_EINVAL;
@@ -356,7 +356,7 @@ static int uc_check_call(struct uc_call *c, fi_addr_t coll_addr,
 
 	c->grp = uc_group_of(c->ep, coll_addr);
 	if (!c->grp) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+		FI_WARN(uc_prov(c->ep), FI_LOG_EP_DATA,
 			"collective: coll_addr 0x%llx is no group of this "
 			"endpoint\n", (unsigned long long)coll_addr);
 		return -FI_EINVAL;
@@ -366,7 +366,7 @@ static int uc_check_call(struct uc_call *c, fi_addr_t coll_addr,
 	if (c->coll != FI_BARRIER) {
 		c->esize = util_atomic_any_size(c->dt);
 		if (!c->esize) {
-			FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+			FI_WARN(uc_prov(c->ep), FI_LOG_EP_DATA,
 				"collective: datatype %d is not supported\n",
 				c->dt);
 			return -FI_EINVAL;
@@ -375,7 +375,7 @@ static int uc_check_call(struct uc_call *c, fi_addr_t coll_addr,
 
 		if (__builtin_mul_overflow(c->count, c->esize, &bytes) ||
 		    __builtin_mul_overflow(bytes, (size_t)c->grp->n, &bytes)) {
-			FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+			FI_WARN(uc_prov(c->ep), FI_LOG_EP_DATA,
 				"collective: count %zu overflows\n", c->count);
 			return -FI_EINVAL;
 		}
@@ -383,7 +383,7 @@ static int uc_check_call(struct uc_call *c, fi_addr_t coll_addr,
 	if (uc_reduces(c->coll) && c->op != FI_ATOMIC_WRITE) {
 		ret = util_atomic_reduce_valid(c->op, c->dt);
 		if (ret) {
-			FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+			FI_WARN(uc_prov(c->ep), FI_LOG_EP_DATA,
 				"collective: no reduction %d of datatype %d\n",
 				c->op, c->dt);
 			return ret == -FI_EINVAL ? -FI_EINVAL : -FI_EOPNOTSUPP;
@@ -396,7 +396,7 @@ static int uc_check_call(struct uc_call *c, fi_addr_t coll_addr,
 	}
 	uc_call_sizes(c, &in, &out);
 	if ((in && !c->in) || (out && !c->out)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+		FI_WARN(uc_prov(c->ep), FI_LOG_EP_DATA,
 			"collective: NULL buffer for %zu bytes\n",
 			!c->in ? in : out);
 		return -FI_EINVAL;
@@ -404,7 +404,7 @@ static int uc_check_call(struct uc_call *c, fi_addr_t coll_addr,
 	return 0;
 }
 
-/* ---- posting --------------------------------------------------------------- */
+/* ---- posting ------------------------------------------------------------- */
 
 static ssize_t uc_post(struct uc_call *c, fi_addr_t coll_addr,
 		       fi_addr_t root_addr)
@@ -591,7 +591,7 @@ static ssize_t uc_msg(struct fid_ep *ep, const struct fi_msg_collective *msg,
 	(void)result_desc;
 	if (!msg || msg->iov_count > 1 || result_count > 1 ||
 	    (msg->iov_count && !msg->msg_iov) || (result_count && !resultv)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+		FI_WARN(uc_prov(to_util_ep(ep)), FI_LOG_EP_DATA,
 			"fi_collective msg: one buffer each way at most\n");
 		return -FI_EINVAL;
 	}
@@ -607,7 +607,7 @@ static ssize_t uc_msg(struct fid_ep *ep, const struct fi_msg_collective *msg,
 	if (c.coll == FI_BROADCAST)
 		c.out = (void *)c.in;
 	if (c.coll > FI_GATHER) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+		FI_WARN(uc_prov(to_util_ep(ep)), FI_LOG_EP_DATA,
 			"fi_collective msg: unknown collective %d\n", c.coll);
 		return -FI_EINVAL;
 	}
@@ -629,7 +629,7 @@ const struct fi_ops_collective util_coll_ops = {
 	.barrier2 = uc_barrier2,
 };
 
-/* ---- fi_query_collective --------------------------------------------------- */
+/* ---- fi_query_collective ------------------------------------------------- */
 
 int util_coll_query(struct fid_domain *domain, enum fi_collective_op coll,
 		    struct fi_collective_attr *attr, uint64_t flags)
@@ -638,7 +638,8 @@ int util_coll_query(struct fid_domain *domain, enum fi_collective_op coll,
 
 	(void)domain;
 	if (!attr || attr->mode || (flags & ~(uint64_t)FI_SCATTER)) {
-		FI_WARN(&weft_core_prov, FI_LOG_DOMAIN,
+		FI_WARN(util_domain_prov(domain ? to_util_domain(domain) :
+						     NULL), FI_LOG_DOMAIN,
 			"fi_query_collective: NULL attr, mode or flags set\n");
 		return -FI_EINVAL;
 	}

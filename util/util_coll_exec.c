@@ -96,7 +96,7 @@ void uc_op_fail(struct util_coll_op *op, int err)
 		uc_group_fail(op->grp, err);
 }
 
-/* ---- rounds --------------------------------------------------------------- */
+/* ---- rounds -------------------------------------------------------------- */
 
 static void uc_round_actions(struct util_coll_op *op, struct util_coll_slot *s)
 {
@@ -277,7 +277,7 @@ void uc_op_advance(struct util_coll_op *op)
 			return;
 		}
 		if (ret < 0) {
-			FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+			FI_WARN(uc_prov(uc_ep(op)), FI_LOG_EP_DATA,
 				"collective: posting to the transport: %s\n",
 				fi_strerror(-ret));
 			uc_op_fail(op, -ret);
@@ -304,7 +304,7 @@ void uc_run_ready(struct util_coll_ep *cep)
 	}
 }
 
-/* ---- liveness ---------------------------------------------------------------- */
+/* ---- liveness ------------------------------------------------------------ */
 
 static bool uc_op_peers_alive(struct util_coll_op *op, uint32_t *dead)
 {
@@ -340,7 +340,7 @@ void uc_check_liveness(struct util_coll_ep *cep)
 	DL_FOREACH_SAFE(cep->ops, op, tmp) {
 		if (op->failed || uc_op_peers_alive(op, &dead))
 			continue;
-		FI_WARN(&weft_core_prov, FI_LOG_EP_DATA,
+		FI_WARN(uc_prov(cep->ep), FI_LOG_EP_DATA,
 			"collective: member %u of group %u is gone\n", dead,
 			op->grp->gid);
 		uc_op_fail(op, FI_EHOSTUNREACH);

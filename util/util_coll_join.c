@@ -238,7 +238,7 @@ void uc_join_done(struct util_coll_op *op)
 		}
 		err = -err;
 	} else if (!op->failed) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(cep->ep), FI_LOG_EP_CTRL,
 			"fi_join_collective: no group id free at every "
 			"member\n");
 	}
@@ -292,38 +292,39 @@ static void uc_join_start(struct util_coll_ep *cep)
 	}
 }
 
-static int uc_join_check(struct util_ep *ep, const struct fi_collective_addr *ca,
+static int uc_join_check(struct util_ep *ep,
+			 const struct fi_collective_addr *ca,
 			 uint64_t flags)
 {
 	const struct util_av_set *set;
 
 	if (!ep->coll_xport || !(ep->caps & FI_COLLECTIVE)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_CTRL,
 			"fi_join: the endpoint was opened without "
 			"FI_COLLECTIVE\n");
 		return -FI_ENOSYS;
 	}
 	if (!(flags & FI_COLLECTIVE)) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_CTRL,
 			"fi_join: multicast groups are not supported, only "
 			"fi_join_collective\n");
 		return -FI_ENOSYS;
 	}
 	if (!ca || !ca->set) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_CTRL,
 			"fi_join_collective: no AV set\n");
 		return -FI_EINVAL;
 	}
 	set = to_util_av_set(ca->set);
 	if (!ep->enabled || !ep->eq || !ep->tx_cq) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_CTRL,
 			"fi_join_collective: the endpoint needs to be enabled "
 			"with an EQ (join events) and a transmit CQ\n");
 		return !ep->eq ? -FI_ENOEQ : !ep->tx_cq ? -FI_ENOCQ :
 							   -FI_EOPBADSTATE;
 	}
 	if (set->av != ep->av || !set->count || set->count > UC_MAX_MEMBERS) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_CTRL,
 			"fi_join_collective: the set is of another AV, empty, "
 			"or has more than %u members\n", UC_MAX_MEMBERS);
 		return -FI_EINVAL;
@@ -331,7 +332,7 @@ static int uc_join_check(struct util_ep *ep, const struct fi_collective_addr *ca
 	if (ca->coll_addr != FI_ADDR_NOTAVAIL &&
 	    ca->coll_addr != UTIL_COLL_SET_ADDR(set->id) &&
 	    (ca->coll_addr & UTIL_COLL_ADDR_KIND_MASK) != UTIL_COLL_ADDR_GROUP) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_CTRL,
 			"fi_join_collective: coll_addr 0x%llx names neither "
 			"the set nor a group\n",
 			(unsigned long long)ca->coll_addr);
@@ -356,7 +357,7 @@ int util_coll_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 		return -FI_EINVAL;
 	rank = uc_find_self(ep, to_util_av_set(ca->set));
 	if (rank < 0) {
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_CTRL,
 			"fi_join_collective: this endpoint's address is not a "
 			"member of the set\n");
 		return -FI_EINVAL;
@@ -389,7 +390,7 @@ static int uc_group_close(struct fid *fid)
 	util_lock_acquire(&ep->lock);
 	if (grp->inflight || grp->state == UC_GRP_JOINING) {
 		util_lock_release(&ep->lock);
-		FI_WARN(&weft_core_prov, FI_LOG_EP_CTRL,
+		FI_WARN(uc_prov(ep), FI_LOG_EP_CTRL,
 			"collective group close: %u operation(s) in flight\n",
 			grp->inflight);
 		return -FI_EBUSY;

@@ -26,6 +26,7 @@
 
 #include "weft/compat.h"
 #include "weft/util_coll.h"
+#include "weft/util_domain.h"
 #include "weft/util_pool.h"
 #include <rdma/fi_cm.h>
 #include <stdbool.h>
@@ -141,7 +142,7 @@ struct util_coll_phase {
 	uint32_t p, rem, lg;		/* pow2 <= n, n - p, log2; ceil log2 */
 };
 
-/* ---- the engine's state --------------------------------------------------- */
+/* ---- the engine's state -------------------------------------------------- */
 
 struct util_coll_op;
 struct util_coll_group;
@@ -285,6 +286,12 @@ struct util_coll_ep {
 	uint32_t calls;
 	uint64_t next_check_ns;
 };
+
+/* Log lines name the endpoint's provider. */
+static inline const struct fi_provider *uc_prov(const struct util_ep *ep)
+{
+	return util_domain_prov(ep->domain);
+}
 
 /* util_coll_exec.c: running operations (ep->lock held). */
 void uc_op_advance(struct util_coll_op *op);

@@ -38,32 +38,32 @@ static inline struct util_coll_ref uc_ref(uint8_t buf, size_t off, size_t len)
 	return (struct util_coll_ref){ .buf = buf, .off = off, .len = len };
 }
 
-static inline struct util_coll_ref uc_in(const struct util_coll_phase *ph, size_t off,
-				  size_t len)
+static inline struct util_coll_ref
+uc_in(const struct util_coll_phase *ph, size_t off, size_t len)
 {
 	return uc_ref(ph->in, ph->in_off + off, len);
 }
 
 static inline struct util_coll_ref uc_out(const struct util_coll_phase *ph,
-				   size_t off, size_t len)
+					  size_t off, size_t len)
 {
 	return uc_ref(ph->out, ph->out_off + off, len);
 }
 
 static inline struct util_coll_ref uc_tmp(const struct util_coll_phase *ph,
-				   size_t off, size_t len)
+					  size_t off, size_t len)
 {
 	return uc_ref(UC_BUF_TMP, ph->tmp_off + off, len);
 }
 
 static inline struct util_coll_ref uc_acc(const struct util_coll_phase *ph,
-				   size_t off, size_t len)
+					  size_t off, size_t len)
 {
 	return uc_ref(ph->acc, ph->acc_off + off, len);
 }
 
 static inline void uc_xfer(struct util_coll_xfer *x, uint8_t *n, uint32_t peer,
-		    struct util_coll_ref ref, bool zero_ok)
+			   struct util_coll_ref ref, bool zero_ok)
 {
 	if (!ref.len && !zero_ok)
 		return;
@@ -73,20 +73,20 @@ static inline void uc_xfer(struct util_coll_xfer *x, uint8_t *n, uint32_t peer,
 }
 
 static inline void uc_send(struct util_coll_round *r, uint32_t peer,
-		    struct util_coll_ref ref)
+			   struct util_coll_ref ref)
 {
 	uc_xfer(r->send, &r->nsend, peer, ref, false);
 }
 
 static inline void uc_recv(struct util_coll_round *r, uint32_t peer,
-		    struct util_coll_ref ref)
+			   struct util_coll_ref ref)
 {
 	uc_xfer(r->recv, &r->nrecv, peer, ref, false);
 }
 
 static inline void uc_act(struct util_coll_round *r, uint8_t kind,
-		   struct util_coll_ref dst, struct util_coll_ref a,
-		   struct util_coll_ref b)
+			  struct util_coll_ref dst, struct util_coll_ref a,
+			  struct util_coll_ref b)
 {
 	if (!dst.len)
 		return;
@@ -100,14 +100,14 @@ static inline void uc_act(struct util_coll_round *r, uint8_t kind,
 }
 
 static inline void uc_copy(struct util_coll_round *r, struct util_coll_ref dst,
-		    struct util_coll_ref src)
+			   struct util_coll_ref src)
 {
 	uc_act(r, UC_ACT_COPY, dst, src, uc_ref(UC_BUF_NONE, 0, 0));
 }
 
 /* Rounds before k - win + 1 (and before first) complete first. */
-static inline uint32_t uc_window_start(const struct util_coll_phase *ph, uint32_t k,
-				uint32_t first)
+static inline uint32_t
+uc_window_start(const struct util_coll_phase *ph, uint32_t k, uint32_t first)
 {
 	uint32_t s = k + 1 >= ph->win ? k + 1 - ph->win : 0;
 
@@ -117,8 +117,8 @@ static inline uint32_t uc_window_start(const struct util_coll_phase *ph, uint32_
 /* Piece c (of ph->chunks) of block b when count elements are cut in n
  * blocks: byte offset and length. */
 static inline struct util_coll_ref uc_piece(const struct util_coll_phase *ph,
-				     uint32_t n, uint32_t b, uint32_t c,
-				     size_t count)
+					    uint32_t n, uint32_t b, uint32_t c,
+					    size_t count)
 {
 	size_t boff = uc_part_off(count, n, b), bcnt = uc_part_cnt(count, n, b);
 	size_t off = boff + uc_part_off(bcnt, ph->chunks, c);
@@ -129,8 +129,8 @@ static inline struct util_coll_ref uc_piece(const struct util_coll_phase *ph,
 
 /* Blocks [lo, hi) of count elements cut in n: bytes. */
 static inline struct util_coll_ref uc_blocks(const struct util_coll_phase *ph,
-				      size_t count, uint32_t n, uint32_t lo,
-				      uint32_t hi)
+					     size_t count, uint32_t n,
+					     uint32_t lo, uint32_t hi)
 {
 	size_t off = uc_part_off(count, n, lo);
 
@@ -138,8 +138,8 @@ static inline struct util_coll_ref uc_blocks(const struct util_coll_phase *ph,
 		      (uc_part_off(count, n, hi) - off) * ph->esize);
 }
 
-static inline struct util_coll_ref uc_at(struct util_coll_ref where, uint8_t buf,
-				  size_t base)
+static inline struct util_coll_ref
+uc_at(struct util_coll_ref where, uint8_t buf, size_t base)
 {
 	where.buf = buf;
 	where.off += base;
@@ -156,7 +156,7 @@ static inline uint32_t uc_rank_of(const struct util_coll_phase *ph, uint32_t v)
 	return (v + ph->root) % ph->n;
 }
 
-/* ---- the generators --------------------------------------------------------- */
+/* ---- the generators ------------------------------------------------------ */
 
 void uc_allreduce_rd(const struct util_coll_phase *ph, uint32_t k,
 		     struct util_coll_round *r);

@@ -254,7 +254,7 @@ static void sim_run(void)
 		assert_false(S.m[i].live);
 }
 
-/* ---- a simulated collective ----------------------------------------------- */
+/* ---- a simulated collective ---------------------------------------------- */
 
 struct sim_case {
 	uint8_t alg;
@@ -620,7 +620,7 @@ static void test_barrier(void **s)
 	}
 }
 
-/* ---- schedules spelled out ------------------------------------------------- */
+/* ---- schedules spelled out ----------------------------------------------- */
 
 /* Rank me's rounds as "k:S<peer>/<off>+<len> R<peer>/... A" lines. */
 static void sched_str(const struct util_coll_phase *ph, char *buf, size_t len)
