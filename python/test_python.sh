@@ -4,14 +4,15 @@
 # here, over shm, as TAP: its checks (tests/check_weft.py, every result
 # element against numpy) with 2 and 3 processes bootstrapped torch-style
 # (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and with 3 under mpirun +
-# mpi4py; the parameter-exchange example; and a pip install of the package
+# mpi4py; a rank killed mid-allreduce (FabricError on the others in bounded
+# time); the parameter-exchange example; and a pip install of the package
 # from a copy of its sources.
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 libdir="$top_builddir/weft/.libs"
 pkg="$top_srcdir/python"
 limit="${PYTHON_TEST_TIMEOUT:-300}"
-echo "1..5"
+echo "1..6"
 
 # Debian's python3 carries numpy and mpi4py; a python3 earlier on PATH
 # (pyenv, venv) may lack them.
@@ -23,7 +24,7 @@ for p in ${PYTHON:-} /usr/bin/python3 python3; do
 	fi
 done
 if [ -z "$python" ]; then
-	for i in 1 2 3 4 5; do
+	for i in 1 2 3 4 5 6; do
 		echo "not ok $i - no python3 with numpy (Debian: python3-numpy)"
 	done
 	exit 1
@@ -112,6 +113,24 @@ else
 	echo $? >"$out/rc.0"
 	verdict "check_weft.py, 3 ranks over shm (mpirun, mpi4py)"
 fi
+
+# the killed rank's exit status is SIGKILL's; the two others must pass
+kill_case() {
+	name="tests/kill_weft.py, 3 ranks over shm, the last killed mid-allreduce"
+	want=2
+	port=$(free_port)
+	for r in 0 1 2; do
+		(RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+			timeout -k 10 "$limit" "$python" "$pkg/tests/kill_weft.py" \
+			>"$out/out.$r" 2>"$out/err.$r"
+		 rc=$?
+		 [ $r -eq 2 ] && [ $rc -eq 137 ] && rc=0
+		 echo $rc >"$out/rc.$r") 2>/dev/null &
+	done
+	wait
+	verdict "$name"
+}
+kill_case
 
 # the example prints its own verdict line and exits 1 on a mismatch
 torch_style "examples/param_exchange.py, 3 ranks over shm" 3 0 \

@@ -225,6 +225,13 @@ def check_bad_input(c):
     ro.flags.writeable = False
     expect_raise(ValueError, "read-only broadcast buffer refused",
                  lambda: c.broadcast(ro))
+    expect_raise(TypeError, "bool refused",
+                 lambda: c.allreduce(np.ones(4, np.bool_)))
+    expect_raise(weft.FabricError, "an unknown provider refused",
+                 lambda: weft.Fabric("no-such-provider"))
+    # numpy's other names for the same types work as well
+    ll = np.arange(5, dtype=np.longlong)
+    report(same(c.allreduce(ll), ll * c.size), "longlong allreduce")
     # and the communicator still works after them
     report(same(c.allreduce(np.ones(3, np.int32)),
                 np.full(3, c.size, np.int32)), "allreduce after bad input")

@@ -29,23 +29,23 @@ from ._fi import (FI_DOUBLE, FI_DOUBLE_COMPLEX, FI_FLOAT, FI_FLOAT_COMPLEX,
                   FI_UINT32, FI_UINT64, OPS, FabricError)
 
 __all__ = ["init", "finalize", "rank", "size", "provider", "allreduce",
-           "allgather", "broadcast", "barrier", "Communicator",
+           "allgather", "broadcast", "barrier", "Communicator", "Fabric",
            "FabricError", "BootstrapError"]
 __version__ = "0.1.0"
 
+# By kind and size, not by dtype object: equal dtypes of different names
+# (np.longlong and np.int64) hash differently.
 _DTYPES = {
-    np.dtype(np.int8): FI_INT8, np.dtype(np.uint8): FI_UINT8,
-    np.dtype(np.int16): FI_INT16, np.dtype(np.uint16): FI_UINT16,
-    np.dtype(np.int32): FI_INT32, np.dtype(np.uint32): FI_UINT32,
-    np.dtype(np.int64): FI_INT64, np.dtype(np.uint64): FI_UINT64,
-    np.dtype(np.float32): FI_FLOAT, np.dtype(np.float64): FI_DOUBLE,
-    np.dtype(np.complex64): FI_FLOAT_COMPLEX,
-    np.dtype(np.complex128): FI_DOUBLE_COMPLEX,
+    ("i", 1): FI_INT8, ("u", 1): FI_UINT8, ("i", 2): FI_INT16,
+    ("u", 2): FI_UINT16, ("i", 4): FI_INT32, ("u", 4): FI_UINT32,
+    ("i", 8): FI_INT64, ("u", 8): FI_UINT64, ("f", 4): FI_FLOAT,
+    ("f", 8): FI_DOUBLE, ("c", 8): FI_FLOAT_COMPLEX,
+    ("c", 16): FI_DOUBLE_COMPLEX,
 }
 
 
 def _fi_dtype(a):
-    dt = _DTYPES.get(a.dtype.newbyteorder("=")) \
+    dt = _DTYPES.get((a.dtype.kind, a.dtype.itemsize)) \
         if a.dtype.isnative else None
     if dt is None:
         raise TypeError("weft: no libfabric datatype for numpy dtype %s "
@@ -79,9 +79,13 @@ class Communicator:
         provider = provider or os.environ.get("WEFT_PROVIDER") or None
         self._fab = Fabric(provider, timeout)
         self.provider = self._fab.provider
-        names = _bootstrap.exchange(self._fab.name(), self.rank, self.size,
-                                    self.launcher)
-        self._fab.join(names, self.rank)
+        try:
+            names = _bootstrap.exchange(self._fab.name(), self.rank,
+                                        self.size, self.launcher)
+            self._fab.join(names, self.rank)
+        except BaseException:
+            self.close()
+            raise
 
     def close(self):
         if self._fab:

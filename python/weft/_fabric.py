@@ -25,7 +25,11 @@ class Fabric:
         self.timeout = timeout
         self._objs = []         # (address, what) to close, in open order
         self.info = None
-        self._open(provider)
+        try:
+            self._open(provider)
+        except BaseException:
+            self.close()
+            raise
 
     # ---- opening -----------------------------------------------------------
 
