@@ -383,9 +383,14 @@ static int uc_check_call(struct uc_call *c, fi_addr_t coll_addr,
 	if (uc_reduces(c->coll) && c->op != FI_ATOMIC_WRITE) {
 		ret = util_atomic_reduce_valid(c->op, c->dt);
 		if (ret) {
+			char op[32], dt[48];
+
 			FI_WARN(uc_prov(c->ep), FI_LOG_EP_DATA,
-				"collective: no reduction %d of datatype %d\n",
-				c->op, c->dt);
+				"collective: no reduction %s of %s\n",
+				fi_tostr_r(op, sizeof(op), &c->op,
+					   FI_TYPE_ATOMIC_OP),
+				fi_tostr_r(dt, sizeof(dt), &c->dt,
+					   FI_TYPE_ATOMIC_TYPE));
 			return ret == -FI_EINVAL ? -FI_EINVAL : -FI_EOPNOTSUPP;
 		}
 	}
