@@ -9,7 +9,7 @@ cd "$top"
 deps=(build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin libibverbs-dev ibverbs-providers liburing-dev uthash-dev
       libcmocka-dev pandoc gnuplot-nox binutils iproute2 procps clang iptables
-      openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy)
+      openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy python3-pip)
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)

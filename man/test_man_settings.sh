@@ -5,7 +5,8 @@
 # setting with the help text its table generates, ending in
 # "(default: D; RANGE)". Each one must have its own entry in its page
 # (FI_SRD_SOFT_* in fi_softsrd(7), FI_SRD_* in fi_srd(7), FI_SHM_* in
-# fi_shm(7), FI_TCP_* in fi_tcp(7), core's in weft(7)):
+# fi_shm(7), FI_TCP_* in fi_tcp(7),
+# FI_COLL_* in fi_coll(7), core's in weft(7)):
 #
 #     **FI_SRD_CQ_BATCH**=1..256
 #     :   ... Default: 32.
@@ -47,6 +48,7 @@ page_of() {
 	FI_SRD_*) echo fi_srd.7.md ;;
 	FI_SHM_*) echo fi_shm.7.md ;;
 	FI_TCP_*) echo fi_tcp.7.md ;;
+	FI_COLL_*) echo fi_coll.7.md ;;
 	*) echo weft.7.md ;;
 	esac
 }
@@ -80,7 +82,7 @@ requote() {
 # Names of the settings the pages have entries for: term lines (lines
 # followed by a ":" definition line) of their SETTINGS or ENVIRONMENT
 # section.
-for page in weft.7.md fi_srd.7.md fi_softsrd.7.md fi_shm.7.md fi_tcp.7.md; do
+for page in weft.7.md fi_srd.7.md fi_softsrd.7.md fi_shm.7.md fi_tcp.7.md fi_coll.7.md; do
 	awk '/^# / { section = $0 ~ /^# (SETTINGS|ENVIRONMENT)$/ }
 	     section && term && /^:/ { print prev }
 	     { term = /^\*\*FI_/; prev = $0 }' "$man/$page"

@@ -2,6 +2,7 @@
 #include "weft/compat.h"
 #include "weft/log.h"
 #include "weft/util_av.h"
+#include "weft/util_av_set.h"
 #include "weft/util_domain.h"
 #include "weft/util_eq.h"
 #include "weft/util_noop.h"
@@ -338,7 +339,7 @@ static const struct fi_ops_av util_av_ops = {
 	.remove = util_av_remove,
 	.lookup = util_av_lookup,
 	.straddr = util_av_straddr,
-	.av_set = util_no_av_set,
+	.av_set = util_av_set_open,
 };
 
 /* ---- open / close ---- */
@@ -367,7 +368,7 @@ static int util_av_close(struct fid *fid)
 
 	if (atomic_load(&av->ref)) {
 		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
-			"av close: still bound to %d endpoint(s)\n",
+			"av close: still bound to %d endpoint(s) or AV set(s)\n",
 			atomic_load(&av->ref));
 		return -FI_EBUSY;
 	}

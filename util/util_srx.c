@@ -4,6 +4,7 @@
  * include/weft/util_srx.h for the flow and the multi-recv rule.
  */
 #include "weft/compat.h"
+#include "weft/util_coll.h"
 #include "weft/util_srx.h"
 
 #include <string.h>
@@ -11,11 +12,16 @@
 
 /* Posted-entry pool growth: one chunk covers a typical pre-post burst. */
 #define UTIL_SRX_CHUNK 64
+/* The collective engine posts a few receives per operation. */
+#define UTIL_SRX_COLL_CHUNK 16
+
+_Static_assert(UTIL_SRX_F_COLL == UTIL_COLL_FLAG, "one class bit");
 
 int util_srx_init(struct util_srx *srx, struct util_ep *ep,
 		  const struct util_srx_attr *attr)
 {
 	bool directed = ep->caps & FI_DIRECTED_RECV;
+	int ret;
 	size_t chunk = attr->rx_size < UTIL_SRX_CHUNK ? attr->rx_size :
 							UTIL_SRX_CHUNK;
 
@@ -33,8 +39,17 @@ int util_srx_init(struct util_srx *srx, struct util_ep *ep,
 	srx->iov_limit = attr->iov_limit;
 	util_match_queue_init(&srx->msg_q, directed);
 	util_match_queue_init(&srx->tag_q, directed);
-	return util_pool_init(&srx->rx_pool, sizeof(struct util_srx_entry), 0,
-			      chunk, chunk, attr->rx_size, NULL, NULL);
+	util_match_queue_init(&srx->coll_q, true);
+	srx->coll_done = util_coll_recv_done;
+	ret = util_pool_init(&srx->coll_pool, sizeof(struct util_srx_entry), 0,
+			     0, UTIL_SRX_COLL_CHUNK, 0, NULL, NULL);
+	if (ret)
+		return ret;
+	ret = util_pool_init(&srx->rx_pool, sizeof(struct util_srx_entry), 0,
+			     chunk, chunk, attr->rx_size, NULL, NULL);
+	if (ret)
+		util_pool_fini(&srx->coll_pool);
+	return ret;
 }
 
 static void util_srx_drop_unexp(struct util_srx *srx,
@@ -54,7 +69,9 @@ void util_srx_fini(struct util_srx *srx)
 {
 	util_srx_drop_unexp(srx, &srx->msg_q);
 	util_srx_drop_unexp(srx, &srx->tag_q);
+	util_srx_drop_unexp(srx, &srx->coll_q);
 	util_pool_fini(&srx->rx_pool);
+	util_pool_fini(&srx->coll_pool);
 }
 
 /* ---- where a message lands ------------------------------------------- */
@@ -113,6 +130,15 @@ void util_srx_report_err(struct util_srx *srx, void *context, uint64_t flags,
 	else if (srx->ep->rx_cq)
 		util_cq_write_err(srx->ep->rx_cq, &e, m.src);
 	util_ep_cntr_inc_err(srx->ep, UTIL_CNTR_RECV);
+}
+
+void util_srx_coll_complete(struct util_srx *srx,
+			    const struct util_srx_dest *dest,
+			    const struct util_srx_msg *m, size_t len, int err)
+{
+	if (!err && m->size > dest->cap)
+		err = FI_ETRUNC;
+	srx->coll_done(srx->ep, dest->context, len, err);
 }
 
 /* A slice of multi-recv buffer e completes: whether it was the last one of
@@ -310,5 +336,43 @@ ssize_t util_srx_cancel(struct util_srx *srx, void *context)
 	if (!keep)
 		util_srx_entry_put(srx, e);
 	util_lock_release(&srx->ep->lock);
+	return 0;
+}
+
+/* ---- the collective class ------------------------------------------------ */
+
+ssize_t util_srx_coll_post(struct util_srx *srx, void *buf, size_t len,
+			   fi_addr_t src, uint64_t tag, uint64_t ignore,
+			   void *context)
+{
+	struct util_match_queue *q = &srx->coll_q;
+	struct util_srx_unexp *ux =
+		to_srx_unexp(util_match_take_unexp(q, src, tag, ignore));
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct util_srx_dest dest;
+	struct util_srx_entry *e;
+
+	if (ux) {
+		util_srx_dest_iov(srx, &iov, 1, context, FI_TAGGED, &dest);
+		dest.comp_flags |= UTIL_SRX_F_COLL;
+		return srx->ops->deliver(srx, &dest, ux);
+	}
+	e = util_pool_get(&srx->coll_pool);
+	if (!e)
+		return -FI_EAGAIN;
+	util_srx_entry_queue(q, e, &iov, 1, src, tag, ignore, context,
+			     FI_TAGGED);
+	e->comp_flags |= UTIL_SRX_F_COLL;
+	return 0;
+}
+
+int util_srx_coll_cancel(struct util_srx *srx, void *context)
+{
+	struct util_rx_entry *rx = util_match_cancel(&srx->coll_q, context);
+
+	if (!rx)
+		return -FI_ENOENT;
+	util_pool_put(&srx->coll_pool,
+		      container_of(rx, struct util_srx_entry, match));
 	return 0;
 }

@@ -80,6 +80,7 @@ struct ft_ctx {
 	struct fid_av *av;
 	struct fid_cq *cq;
 	struct fid_ep *ep;
+	struct fid_eq *eq;            /* opened by tests that need one */
 
 	/* set by a test before ft_open() */
 	enum fi_cq_format cq_format;
@@ -109,6 +110,9 @@ struct ft_test {
 	void (*hints)(struct ft_ctx *ctx, struct fi_info *hints);
 	int (*run)(struct ft_ctx *ctx);
 	bool bench;
+	/* a rank may end by SIGKILL (a test that kills one on purpose):
+	 * that rank's death is not a failure */
+	bool rank_may_die;
 };
 
 /* program entry: parses options, forks ranks, runs test->run in each */

@@ -333,10 +333,14 @@ static int ft_hub_broadcast(struct ft_hub_peer *peers, int n)
 	return 0;
 }
 
+static bool ft_sigkill_ok;
+
 static int ft_status_merge(int cur, int status)
 {
 	int code;
 
+	if (ft_sigkill_ok && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return cur;
 	if (!WIFEXITED(status))
 		return FT_FAIL;
 	code = WEXITSTATUS(status);
@@ -518,6 +522,7 @@ int ft_main(int argc, char **argv, const struct ft_test *t)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (ft_parse_opts(argc, argv, t))
 		return FT_FAIL;
+	ft_sigkill_ok = t->rank_may_die;
 	lfd = ft_listen(&port);
 	if (lfd < 0)
 		return FT_FAIL;

@@ -18,6 +18,7 @@
 #include "weft/util_poll.h"
 #include "weft/util_eq.h"
 #include "weft/util_av.h"
+#include "weft/util_av_set.h"
 #include "weft/util_ep.h"
 #include "weft/util_match.h"
 #include "weft/util_srx.h"

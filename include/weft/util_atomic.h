@@ -61,4 +61,21 @@ int util_atomic_apply(enum fi_op op, enum fi_datatype datatype, void *dst,
 		      const void *src, const void *compare, void *result,
 		      size_t count);
 
+/* ---- reductions of whole vectors (the collective engine) ----------------
+ * Same operators, no atomicity: dst[i] = a[i] (op) b[i], with a[i] in the
+ * role of the target's old value and b[i] in that of the operand (which
+ * decides MIN/MAX ties and NaNs). dst may be a or b, no other overlap;
+ * any alignment. Ops FI_MIN .. FI_BXOR:
+ *   integers INT8..UINT64, INT128, UINT128: all ten;
+ *   FLOAT, DOUBLE, LONG_DOUBLE: MIN, MAX, SUM, PROD, LOR, LAND, LXOR;
+ *   the three complex types: SUM, PROD, LOR, LAND, LXOR.
+ */
+
+/* Element size of any datatype up to FI_UINT128, 0 for others. */
+size_t util_atomic_any_size(enum fi_datatype datatype);
+/* 0, -FI_EOPNOTSUPP (no such reduction) or -FI_EINVAL (no such type/op). */
+int util_atomic_reduce_valid(enum fi_op op, enum fi_datatype datatype);
+int util_atomic_reduce(enum fi_op op, enum fi_datatype datatype, void *dst,
+		       const void *a, const void *b, size_t count);
+
 #endif /* WEFT_UTIL_ATOMIC_H */

@@ -24,7 +24,7 @@
  * FI_SYNC_ERR their error in ((int *)context)[i]. With an EQ bound the
  * call returns 0 and writes FI_AV_COMPLETE (data = number inserted) plus
  * one error event per failed address (data = its index).
- * insertsvc/insertsym/av_set: -FI_ENOSYS.
+ * insertsvc/insertsym: -FI_ENOSYS; av_set: util_av_set.h.
  */
 #ifndef WEFT_UTIL_AV_H
 #define WEFT_UTIL_AV_H
@@ -95,7 +95,7 @@ struct util_av {
 	struct util_av_slot *by_addr;	/* reverse lookup */
 	struct util_eq *eq;
 	struct util_lock lock;		/* insert/remove/reverse lookup */
-	atomic_int ref;			/* endpoint bindings */
+	atomic_int ref;			/* endpoint bindings, AV sets */
 };
 
 static inline struct util_av *to_util_av(struct fid_av *av)

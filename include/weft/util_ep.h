@@ -43,6 +43,8 @@
 struct util_domain;
 struct util_av;
 struct util_eq;
+struct util_coll_ep;
+struct util_coll_xport;
 
 enum util_cntr_slot {
 	UTIL_CNTR_SEND,
@@ -76,6 +78,12 @@ struct util_ep {
 	bool enabled;
 	size_t min_multi_recv;		/* FI_OPT_MIN_MULTI_RECV, default 64 */
 	struct util_lock lock;		/* per threading level, for the provider */
+	/* Collectives (util_coll.h): the provider's transport, the engine's
+	 * state (made at the first join), and whether the engine has work
+	 * for progress (the one word the provider's progress tests). */
+	const struct util_coll_xport *coll_xport;
+	struct util_coll_ep *coll;
+	uint32_t coll_busy;
 };
 
 static inline struct util_ep *to_util_ep(struct fid_ep *ep)
@@ -140,9 +148,17 @@ extern const struct fi_ops_atomic util_ep_off_atomic_ops;
  */
 #define UTIL_OP_NO_COMP (1ULL << 63)
 
+/*
+ * Op and completion flag of the collective engine's own messages
+ * (util_coll.h: UTIL_COLL_FLAG, util_srx.h: UTIL_SRX_F_COLL). Not a
+ * libfabric flag either (bits 60-63 are unused); util_ep_user_flags
+ * clears it too, so an application cannot send in the collective class.
+ */
+#define UTIL_OP_COLL (1ULL << 62)
+
 static inline uint64_t util_ep_user_flags(uint64_t flags)
 {
-	return flags & ~UTIL_OP_NO_COMP;
+	return flags & ~(UTIL_OP_NO_COMP | UTIL_OP_COLL);
 }
 
 /* Whether a successful op posted with these op flags (the *msg flags, or

@@ -49,8 +49,17 @@
  * released without a message (fi_cancel) reports it on the FI_ECANCELED
  * error completion, or, if slices are still landing, on the last one.
  *
+ * The collective class (util_coll.h) has a third queue, UTIL_SRX_COLL,
+ * always matched by source: its receives are the engine's
+ * (util_srx_coll_post, util_srx_coll_cancel), invisible to fi_cancel,
+ * FI_PEEK and the application's wildcards, and their completions go to
+ * the engine, never to a CQ or counter. A provider hands an arriving
+ * message of the class to util_srx_match / util_srx_add_unexp with class
+ * UTIL_SRX_COLL and the sender's fi_addr, and delivers it like any other
+ * (util_srx_complete routes it).
+ *
  * Locking: posting and cancel take ep->lock; everything else expects the
- * caller to hold it (progress does).
+ * caller to hold it (progress does), util_srx_coll_* included.
  */
 #ifndef WEFT_UTIL_SRX_H
 #define WEFT_UTIL_SRX_H
@@ -70,6 +79,18 @@
 
 /* iovs of one receive at most (a provider's rx_attr->iov_limit <= this). */
 #define UTIL_SRX_IOV_MAX 4
+
+/* The collective class's bit in comp_flags (= UTIL_COLL_FLAG, which is
+ * UTIL_OP_COLL of util_ep.h). */
+#define UTIL_SRX_F_COLL (1ULL << 62)
+
+/* Message classes: the queue a message goes to (a bool "tagged" is a
+ * class too). */
+enum util_srx_class {
+	UTIL_SRX_MSG = 0,
+	UTIL_SRX_TAGGED = 1,
+	UTIL_SRX_COLL = 2,
+};
 
 struct util_srx;
 
@@ -155,7 +176,13 @@ struct util_srx {
 	size_t iov_limit;
 	struct util_match_queue msg_q;
 	struct util_match_queue tag_q;
+	struct util_match_queue coll_q;	/* UTIL_SRX_COLL, directed */
 	struct util_pool rx_pool;	/* struct util_srx_entry */
+	struct util_pool coll_pool;	/* the same, of the collective class:
+					 * the engine's, not within rx_size */
+	/* Where completions of the collective class go: util_coll_recv_done
+	 * (tests put their own). */
+	void (*coll_done)(struct util_ep *ep, void *ctx, size_t len, int err);
 };
 
 /* ep->caps must be final (FI_DIRECTED_RECV). 0, -FI_EINVAL, -FI_ENOMEM. */
@@ -165,13 +192,28 @@ int util_srx_init(struct util_srx *srx, struct util_ep *ep,
  * posted entries. */
 void util_srx_fini(struct util_srx *srx);
 
+/* cls: enum util_srx_class; a bool "tagged" costs no more than before
+ * (the compiler knows it is never UTIL_SRX_COLL). */
 static inline struct util_match_queue *util_srx_queue(struct util_srx *srx,
-						      bool tagged)
+						      unsigned int cls)
 {
-	return tagged ? &srx->tag_q : &srx->msg_q;
+	if (cls == UTIL_SRX_COLL)
+		return &srx->coll_q;
+	return cls ? &srx->tag_q : &srx->msg_q;
 }
 
 /* ---- posting ------------------------------------------------------------ */
+
+/* A receive of the collective class (ep->lock held): len bytes at buf
+ * for the message of src (FI_ADDR_UNSPEC: any) whose tag matches
+ * tag/ignore. A message already waiting is delivered now. 0 or
+ * -FI_EAGAIN (no free entry). */
+ssize_t util_srx_coll_post(struct util_srx *srx, void *buf, size_t len,
+			   fi_addr_t src, uint64_t tag, uint64_t ignore,
+			   void *context);
+/* Take back the posted collective receive of context, no completion
+ * (ep->lock held): 0 or -FI_ENOENT. */
+int util_srx_coll_cancel(struct util_srx *srx, void *context);
 
 /* Any receive: iov/count (count <= iov_limit; FI_MULTI_RECV: exactly 1),
  * src (ignored without FI_DIRECTED_RECV), tag/ignore (0/0 untagged), the
@@ -301,10 +343,10 @@ ssize_t util_srx_cancel(struct util_srx *srx, void *context);
  * multi-recv buffer stays until util_srx_dest releases it. Give it to
  * util_srx_dest, or take it whole (util_srx_entry_put afterwards). */
 static inline struct util_srx_entry *util_srx_match(struct util_srx *srx,
-						    bool tagged, fi_addr_t src,
-						    uint64_t tag)
+						    unsigned int cls,
+						    fi_addr_t src, uint64_t tag)
 {
-	struct util_rx_entry *rx = util_match_rx(util_srx_queue(srx, tagged),
+	struct util_rx_entry *rx = util_match_rx(util_srx_queue(srx, cls),
 						 src, tag);
 
 	return rx ? container_of(rx, struct util_srx_entry, match) : NULL;
@@ -341,6 +383,16 @@ static inline void util_srx_entry_put(struct util_srx *srx,
 	util_pool_put(&srx->rx_pool, e);
 }
 
+/* Back to its pool, whatever its class. */
+static inline void util_srx_entry_put_any(struct util_srx *srx,
+					  struct util_srx_entry *e)
+{
+	if (WEFT_UNLIKELY(e->comp_flags & UTIL_SRX_F_COLL))
+		util_pool_put(&srx->coll_pool, e);
+	else
+		util_pool_put(&srx->rx_pool, e);
+}
+
 void util_srx_dest_mrecv(struct util_srx *srx, struct util_srx_entry *e,
 			 uint64_t size, struct util_srx_dest *dest);
 
@@ -370,7 +422,7 @@ static inline void util_srx_dest(struct util_srx *srx,
 		dest->iov[i] = e->iov[i];
 		dest->cap += e->iov[i].iov_len;
 	}
-	util_srx_entry_put(srx, e);
+	util_srx_entry_put_any(srx, e);
 }
 
 static inline void util_srx_unexp_init(struct util_srx_unexp *ux,
@@ -386,11 +438,11 @@ static inline void util_srx_unexp_init(struct util_srx_unexp *ux,
 	ux->flags = flags;
 }
 
-/* Queue an unexpected message (arrival order). */
-static inline void util_srx_add_unexp(struct util_srx *srx, bool tagged,
+/* Queue an unexpected message (arrival order) of class cls. */
+static inline void util_srx_add_unexp(struct util_srx *srx, unsigned int cls,
 				      struct util_srx_unexp *ux)
 {
-	util_match_add_unexp(util_srx_queue(srx, tagged), &ux->match);
+	util_match_add_unexp(util_srx_queue(srx, cls), &ux->match);
 }
 
 /* ---- completions (ep->lock held) ---------------------------------------- */
@@ -427,6 +479,11 @@ util_srx_report(struct util_srx *srx, struct util_ep *ep, void *context,
 /* A multi-recv slice completes: whether it was its buffer's last. */
 bool util_srx_mrecv_done(struct util_srx *srx, struct util_srx_entry *e);
 
+/* A receive of the collective class completes: to the engine. */
+void util_srx_coll_complete(struct util_srx *srx,
+			    const struct util_srx_dest *dest,
+			    const struct util_srx_msg *m, size_t len, int err);
+
 /* The completion of message m into dest (exactly once per dest): len bytes
  * landed, err as for util_srx_report. Nothing for a discard dest. Reports
  * a multi-recv buffer's release (FI_MULTI_RECV) when this was its last
@@ -441,6 +498,10 @@ static inline void util_srx_complete(struct util_srx *srx,
 
 	if (dest->discard)
 		return;
+	if (WEFT_UNLIKELY(flags & UTIL_SRX_F_COLL)) {
+		util_srx_coll_complete(srx, dest, m, len, err);
+		return;
+	}
 	if (WEFT_UNLIKELY(dest->mrecv != NULL) &&
 	    util_srx_mrecv_done(srx, dest->mrecv)) {
 		flags |= FI_MULTI_RECV;

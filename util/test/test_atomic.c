@@ -320,6 +320,135 @@ static void test_atomic_concurrent_sum(void **state)
 	assert_true(creal(dc) == 2.0 * RACE_ITERS);
 }
 
+/* ---- whole-vector reductions (the collective engine's) ------------------- */
+
+/* Reference of one op on integers of bits width (two's complement). */
+static uint64_t rd_int_ref(enum fi_op op, uint64_t a, uint64_t b, int bits,
+			   bool sgn)
+{
+	uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1, r;
+	int64_t sa = (int64_t)(a << (64 - bits)) >> (64 - bits);
+	int64_t sb = (int64_t)(b << (64 - bits)) >> (64 - bits);
+
+	a &= mask;
+	b &= mask;
+	switch (op) {
+	case FI_MIN: r = sgn ? (sb < sa ? b : a) : (b < a ? b : a); break;
+	case FI_MAX: r = sgn ? (sa < sb ? b : a) : (a < b ? b : a); break;
+	case FI_SUM: r = a + b; break;
+	case FI_PROD: r = a * b; break;
+	case FI_LOR: r = a || b; break;
+	case FI_LAND: r = a && b; break;
+	case FI_BOR: r = a | b; break;
+	case FI_BAND: r = a & b; break;
+	case FI_LXOR: r = !a != !b; break;
+	default: r = a ^ b; break;
+	}
+	return r & mask;
+}
+
+static void test_reduce_integers(void **state)
+{
+	static const struct { enum fi_datatype dt; int bits; bool sgn; } t[] = {
+		{ FI_INT8, 8, true }, { FI_UINT8, 8, false },
+		{ FI_INT16, 16, true }, { FI_UINT16, 16, false },
+		{ FI_INT32, 32, true }, { FI_UINT32, 32, false },
+		{ FI_INT64, 64, true }, { FI_UINT64, 64, false },
+	};
+	uint8_t a[8 * 17 + 1], b[8 * 17 + 1], d[8 * 17 + 1];
+
+	(void)state;
+	for (size_t ti = 0; ti < sizeof(t) / sizeof(t[0]); ti++) {
+		size_t sz = (size_t)t[ti].bits / 8;
+
+		for (int op = FI_MIN; op <= FI_BXOR; op++) {
+			assert_int_equal(util_atomic_reduce_valid(op, t[ti].dt), 0);
+			for (size_t i = 0; i < sizeof(a); i++) {
+				a[i] = (uint8_t)(i * 37 + op);
+				b[i] = (uint8_t)(i % 3 ? i * 91 : 0);
+			}
+			/* unaligned, 17 elements (vector body and tail) */
+			assert_int_equal(util_atomic_reduce(op, t[ti].dt, d + 1,
+							    a + 1, b + 1, 17), 0);
+			for (size_t i = 0; i < 17; i++) {
+				uint64_t x = 0, y = 0, z = 0;
+
+				memcpy(&x, a + 1 + i * sz, sz);
+				memcpy(&y, b + 1 + i * sz, sz);
+				memcpy(&z, d + 1 + i * sz, sz);
+				assert_int_equal(z, rd_int_ref(op, x, y,
+							       t[ti].bits,
+							       t[ti].sgn));
+			}
+		}
+	}
+}
+
+static void test_reduce_reals_complex_aliasing(void **state)
+{
+	double a[9], b[9], r[9];
+	double complex ca[5], cb[5];
+	long double la[3] = { 1.5L, -2, 0 }, lb[3] = { 2, -3, 0 };
+
+	(void)state;
+	for (int i = 0; i < 9; i++) {
+		a[i] = i - 4.5;
+		b[i] = 2.0 * i;
+	}
+	memcpy(r, a, sizeof(a));
+	/* dst is a: in place */
+	assert_int_equal(util_atomic_reduce(FI_SUM, FI_DOUBLE, r, r, b, 9), 0);
+	for (int i = 0; i < 9; i++)
+		assert_true(r[i] == a[i] + b[i]);
+	/* dst is b, and MAX */
+	memcpy(r, b, sizeof(b));
+	assert_int_equal(util_atomic_reduce(FI_MAX, FI_DOUBLE, r, a, r, 9), 0);
+	for (int i = 0; i < 9; i++)
+		assert_true(r[i] == (a[i] > b[i] ? a[i] : b[i]));
+	for (int i = 0; i < 5; i++) {
+		ca[i] = i + 1.0 * I;
+		cb[i] = 2.0 - i * I;
+	}
+	assert_int_equal(util_atomic_reduce(FI_PROD, FI_DOUBLE_COMPLEX, ca, ca,
+					    cb, 5), 0);
+	for (int i = 0; i < 5; i++)
+		assert_true(ca[i] == (i + 1.0 * I) * (2.0 - i * I));
+	assert_int_equal(util_atomic_reduce(FI_LAND, FI_LONG_DOUBLE, la, la, lb,
+					    3), 0);
+	assert_true(la[0] == 1 && la[1] == 1 && la[2] == 0);
+	/* what does not exist is said so */
+	assert_int_equal(util_atomic_reduce_valid(FI_BOR, FI_FLOAT),
+			 -FI_EOPNOTSUPP);
+	assert_int_equal(util_atomic_reduce_valid(FI_MIN, FI_FLOAT_COMPLEX),
+			 -FI_EOPNOTSUPP);
+	assert_int_equal(util_atomic_reduce_valid(FI_CSWAP, FI_INT32),
+			 -FI_EOPNOTSUPP);
+	assert_int_equal(util_atomic_reduce_valid(FI_SUM, FI_VOID), -FI_EINVAL);
+	assert_int_equal(util_atomic_reduce(FI_BXOR, FI_DOUBLE, r, a, b, 9),
+			 -FI_EOPNOTSUPP);
+	assert_int_equal(util_atomic_any_size(FI_LONG_DOUBLE_COMPLEX),
+			 sizeof(long double complex));
+	assert_int_equal(util_atomic_any_size(FI_UINT128), 16);
+	assert_int_equal(util_atomic_any_size(FI_VOID), 0);
+}
+
+static void test_reduce_int128(void **state)
+{
+	unsigned __int128 a[3], b[3], d[3];
+	__int128 sa[2] = { -5, 7 }, sb[2] = { 3, -9 }, sd[2];
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		a[i] = ((unsigned __int128)~0ull << 64) | (unsigned)i;
+		b[i] = 1;
+	}
+	assert_int_equal(util_atomic_reduce(FI_SUM, FI_UINT128, d, a, b, 3), 0);
+	for (int i = 0; i < 3; i++)
+		assert_true(d[i] == a[i] + 1);
+	assert_int_equal(util_atomic_reduce(FI_MIN, FI_INT128, sd, sa, sb, 2), 0);
+	assert_true(sd[0] == -5 && sd[1] == -9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +459,9 @@ int main(void)
 		cmocka_unit_test(test_atomic_domain_and_ep_valid),
 		cmocka_unit_test(test_atomic_unaligned_target),
 		cmocka_unit_test(test_atomic_concurrent_sum),
+		cmocka_unit_test(test_reduce_integers),
+		cmocka_unit_test(test_reduce_reals_complex_aliasing),
+		cmocka_unit_test(test_reduce_int128),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

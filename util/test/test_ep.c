@@ -217,6 +217,10 @@ static void test_ep_bind_and_enable(void **state)
 					   FI_COMPLETION | UTIL_OP_NO_COMP));
 	assert_int_equal(util_ep_user_flags(FI_INJECT | UTIL_OP_NO_COMP),
 			 FI_INJECT);
+	/* nor can the application send in the collective class */
+	assert_int_equal(util_ep_user_flags(FI_TAGGED | UTIL_OP_COLL),
+			 FI_TAGGED);
+	assert_true(UTIL_OP_COLL != UTIL_OP_NO_COMP);
 
 	/* completion and error helpers land in the right CQ */
 	struct fi_cq_tagged_entry ent;

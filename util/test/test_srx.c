@@ -158,15 +158,15 @@ static void check(const uint8_t *p, size_t len, uint8_t seed)
 		assert_int_equal(p[i], (uint8_t)(seed + i));
 }
 
-/* A message arrives: to its receive, or queued unexpected. */
-static void arrive(bool tagged, fi_addr_t src, uint64_t tag, size_t size,
-		   uint8_t seed, uint64_t data)
+/* A message of class cls arrives: to its receive, or queued unexpected. */
+static void arrive_cls(unsigned int cls, fi_addr_t src, uint64_t tag,
+		       size_t size, uint8_t seed, uint64_t data)
 {
 	struct util_srx_msg m = {
 		.src = src, .tag = tag, .size = size, .data = data,
 		.flags = data ? FI_REMOTE_CQ_DATA : 0,
 	};
-	struct util_srx_entry *e = util_srx_match(&T.srx, tagged, src, tag);
+	struct util_srx_entry *e = util_srx_match(&T.srx, cls, src, tag);
 	struct util_srx_dest dest;
 	uint8_t payload[128];
 	int i;
@@ -184,7 +184,31 @@ static void arrive(bool tagged, fi_addr_t src, uint64_t tag, size_t size,
 	T.ux[i].used = true;
 	memcpy(T.ux[i].payload, payload, size);
 	util_srx_unexp_init(&T.ux[i].srx, src, tag, size, data, m.flags);
-	util_srx_add_unexp(&T.srx, tagged, &T.ux[i].srx);
+	util_srx_add_unexp(&T.srx, cls, &T.ux[i].srx);
+}
+
+static void arrive(bool tagged, fi_addr_t src, uint64_t tag, size_t size,
+		   uint8_t seed, uint64_t data)
+{
+	arrive_cls(tagged, src, tag, size, seed, data);
+}
+
+/* Completions of the collective class, as the engine would get them. */
+static struct {
+	void *ctx[8];
+	size_t len[8];
+	int err[8];
+	int n;
+} C;
+
+static void coll_done(struct util_ep *ep, void *ctx, size_t len, int err)
+{
+	assert_ptr_equal(ep, &T.ep);
+	assert_true(C.n < 8);
+	C.ctx[C.n] = ctx;
+	C.len[C.n] = len;
+	C.err[C.n] = err;
+	C.n++;
 }
 
 static struct fi_cq_tagged_entry get(void *context)
@@ -666,9 +690,67 @@ static void test_srx_fini_frees_unexpected(void **state)
 	assert_int_equal(T.freed, 2);
 }
 
+/* The collective class: its own queue, matched by source and exact tag,
+ * invisible to the application's wildcards, fi_cancel and rx_size, and
+ * its completions go to the engine, never to the CQ. */
+static void test_srx_coll_class(void **state)
+{
+	uint8_t app[64], c1[16], c2[16], c3[4];
+	int capp, k1, k2, k3, k4;
+
+	(void)state;
+	setup(FI_MSG | FI_TAGGED, 1, false, &fake_ops);
+	memset(&C, 0, sizeof(C));
+	T.srx.coll_done = coll_done;
+	/* the application's widest receive */
+	assert_int_equal(util_srx_trecv(&T.srx, app, sizeof(app), 0, 0, ~0ull,
+					&capp), 0);
+	/* the engine's receives do not count against rx_size (1) */
+	assert_int_equal(util_srx_coll_post(&T.srx, c1, sizeof(c1), 3, 0x55,
+					    0, &k1), 0);
+	assert_int_equal(util_srx_coll_post(&T.srx, c2, sizeof(c2), 4, 0x55,
+					    0, &k2), 0);
+	/* a collective message from 4 with tag 0x55: k2, not the wildcard,
+	 * not k1 (another source) */
+	arrive_cls(UTIL_SRX_COLL, 4, 0x55, 12, 7, 0);
+	assert_int_equal(C.n, 1);
+	assert_ptr_equal(C.ctx[0], &k2);
+	assert_int_equal(C.len[0], 12);
+	assert_int_equal(C.err[0], 0);
+	check(c2, 12, 7);
+	no_comp();
+	/* another tag from 3 waits unexpected, then a post takes it */
+	arrive_cls(UTIL_SRX_COLL, 3, 0x56, 8, 9, 0);
+	assert_int_equal(C.n, 1);
+	assert_int_equal(util_srx_coll_post(&T.srx, c3, sizeof(c3), 3, 0x56,
+					    0, &k3), 0);
+	assert_int_equal(C.n, 2);
+	assert_ptr_equal(C.ctx[1], &k3);
+	assert_int_equal(C.err[1], FI_ETRUNC);	/* 8 bytes into 4 */
+	check(c3, 4, 9);
+	/* fi_cancel does not see the engine's receive; the engine's cancel
+	 * takes it back without a completion */
+	assert_int_equal(util_srx_cancel(&T.srx, &k1), -FI_ENOENT);
+	assert_int_equal(util_srx_coll_cancel(&T.srx, &k1), 0);
+	assert_int_equal(util_srx_coll_cancel(&T.srx, &k1), -FI_ENOENT);
+	/* a receive for any source, with ignored tag bits */
+	assert_int_equal(util_srx_coll_post(&T.srx, NULL, 0, FI_ADDR_UNSPEC,
+					    0x100, 0xff, &k4), 0);
+	arrive_cls(UTIL_SRX_COLL, 9, 0x1ab, 0, 0, 0);
+	assert_int_equal(C.n, 3);
+	assert_ptr_equal(C.ctx[2], &k4);
+	/* the application's receive still waits for an application message */
+	no_comp();
+	arrive(true, 1, 42, 5, 3, 0);
+	assert_int_equal(get(&capp).len, 5);
+	assert_int_equal(C.n, 3);
+	teardown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_srx_coll_class),
 		cmocka_unit_test(test_srx_post),
 		cmocka_unit_test(test_srx_unexpected_then_post),
 		cmocka_unit_test(test_srx_peek_claim_discard),

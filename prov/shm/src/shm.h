@@ -24,6 +24,7 @@
 
 #include "weft/log.h"
 #include "weft/util.h"
+#include "weft/util_coll.h"
 #include "shm_addr.h"
 #include "shm_transport.h"
 #include "shm_proto.h"
@@ -427,6 +428,10 @@ extern const struct fi_ops_tagged shm_tagged_ops;
 ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 		      size_t count, fi_addr_t dest, uint64_t tag,
 		      uint64_t data, void *context, uint64_t flags);
+/* shm_coll.c: the collective engine's transport. */
+extern const struct util_coll_xport shm_coll_xport;
+ssize_t shm_coll_send(struct shm_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t tag, void *ctx);
 /* fi_inject and variants (flags: FI_INJECT, FI_TAGGED, FI_REMOTE_CQ_DATA). */
 ssize_t shm_inject_post(struct shm_ep *ep, const void *buf, size_t len,
 			fi_addr_t dest, uint64_t tag, uint64_t data,

@@ -425,7 +425,8 @@ static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c)
 	if (c->acks_pending)
 		return true;
 	if (shm_conn_unexp_rts(&ep->srx.msg_q, c) ||
-	    shm_conn_unexp_rts(&ep->srx.tag_q, c))
+	    shm_conn_unexp_rts(&ep->srx.tag_q, c) ||
+	    shm_conn_unexp_rts(&ep->srx.coll_q, c))
 		return true;
 	if (!c->peer || c->dead || shm_peer_drained(c->peer))
 		return false;

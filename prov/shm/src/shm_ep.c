@@ -15,6 +15,7 @@ static int shm_ep_close(struct fid *fid)
 	struct shm_ep *ep = container_of(fid, struct shm_ep, util.ep_fid.fid);
 
 	shm_av_ep_del(ep);
+	util_coll_ep_fini(&ep->util);
 	util_ep_fini(&ep->util);
 	shm_conn_close_all(ep);
 	shm_region_close(ep->region);
@@ -109,7 +110,7 @@ static const struct fi_ops_cm shm_ep_cm_ops = {
 	.accept = util_no_accept,
 	.reject = util_no_reject,
 	.shutdown = util_no_shutdown,
-	.join = util_no_join,
+	.join = util_coll_join,
 };
 
 static int shm_ep_region_open(struct shm_ep *ep, const struct fi_info *info)
@@ -225,6 +226,8 @@ int shm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		goto err_rx;
 	shm_av_ep_add(ep);
 	shm_ep_set_ops(ep);
+	if (info->caps & FI_COLLECTIVE)
+		util_coll_ep_init(&ep->util, &shm_coll_xport);
 	*ep_fid = &ep->util.ep_fid;
 	return 0;
 

@@ -39,7 +39,7 @@ struct fi_provider shm_prov = {
 #define SHM_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | \
 		  FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | \
 		  FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_MULTI_RECV | \
-		  FI_SOURCE | FI_LOCAL_COMM | FI_RMA_EVENT)
+		  FI_SOURCE | FI_LOCAL_COMM | FI_RMA_EVENT | FI_COLLECTIVE)
 
 /* Every operation toward one target runs in its single inbound queue, in
  * order, and the target finishes each one (copy included) before it reads
@@ -327,6 +327,7 @@ struct fi_provider *shm_prov_init(void)
 			     WEFT_ARRAY_SIZE(shm_setting_table));
 	weft_settings_read(&shm_prov, shm_setting_table,
 			   WEFT_ARRAY_SIZE(shm_setting_table), &shm_env);
+	util_coll_params_init();
 	shm_params_check();
 	return &shm_prov;
 }

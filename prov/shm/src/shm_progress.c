@@ -110,6 +110,8 @@ void shm_ep_progress_locked(struct shm_ep *ep)
 	if (WEFT_UNLIKELY(ep->rma_xfers != NULL))
 		shm_rma_bounce_progress(ep);
 	shm_conn_sweep_check(ep);
+	if (WEFT_UNLIKELY(util_coll_busy(&ep->util)))
+		util_coll_progress(&ep->util);
 }
 
 void shm_ep_progress(struct util_ep *util)

@@ -16,7 +16,8 @@
  *   CTS       shm_cts + iov[iov_cnt] (receiver memory)   PUSHED (status)
  *   PUSHED    -                                         -
  * A send with FI_DELIVERY_COMPLETE always goes as an RTS, so that its
- * completion waits for the receiver's ACK.
+ * completion waits for the receiver's ACK. SEND and RTS with SHM_F_COLL
+ * belong to the collective engine (their own match queue).
  * Split copy (CMA, messages of at least FI_SHM_SPLIT_SIZE): the receiver
  * answers the RTS with a CTS naming its buffer for the second part of the
  * message, and pulls the first part itself while the sender, on the CTS,
@@ -46,6 +47,10 @@ enum shm_op {
  * peer is refused per cell, not misread. */
 #define SHM_F_TAGGED   (1u << 0)
 #define SHM_F_CQ_DATA  (1u << 1)
+/* The collective class (util_coll.h): a SEND or RTS for the collective
+ * engine, matched in its own queue, tag = the engine's, never the
+ * application's. */
+#define SHM_F_COLL     (1u << 2)
 #define SHM_F_FETCH    (1u << 3)	/* atomic returns the old values */
 #define SHM_F_COMPARE  (1u << 4)	/* atomic carries compare values */
 #define SHM_F_VER_SHIFT 12

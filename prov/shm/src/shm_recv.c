@@ -254,7 +254,7 @@ int shm_rx_deliver(struct shm_ep *ep, const struct util_srx_dest *dest,
 	return 0;
 }
 
-static int shm_rx_queue_unexp(struct shm_ep *ep, bool tagged,
+static int shm_rx_queue_unexp(struct shm_ep *ep, unsigned int cls,
 			      const struct shm_msg_info *m)
 {
 	struct shm_unexp *ux = util_pool_get(&ep->unexp_pool);
@@ -270,7 +270,7 @@ static int shm_rx_queue_unexp(struct shm_ep *ep, bool tagged,
 	ux->len = m->len;
 	ux->cookie = m->cookie;
 	memcpy(ux->payload, m->payload, m->len);
-	util_srx_add_unexp(&ep->srx, tagged, &ux->srx);
+	util_srx_add_unexp(&ep->srx, cls, &ux->srx);
 	return 0;
 }
 
@@ -355,18 +355,26 @@ static int shm_rx_deliver_posted(struct shm_ep *ep, struct util_srx_entry *e,
 	return shm_rx_deliver(ep, &dest, m);
 }
 
+/* Its class: the queue it matches in. */
+static inline unsigned int shm_rx_class(uint16_t flags)
+{
+	if (WEFT_UNLIKELY(flags & SHM_F_COLL))
+		return UTIL_SRX_COLL;
+	return (flags & SHM_F_TAGGED) ? UTIL_SRX_TAGGED : UTIL_SRX_MSG;
+}
+
 static int __attribute__((noinline))
 shm_rx_handle_msg_any(struct shm_ep *ep, struct shm_conn *conn,
 		      const struct shm_cell_hdr *hdr, const uint8_t *payload)
 {
-	bool tagged = hdr->flags & SHM_F_TAGGED;
+	unsigned int cls = shm_rx_class(hdr->flags);
 	struct shm_msg_info m = {
 		.conn = conn, .op = hdr->op, .cflags = hdr->flags,
 		.proto = hdr->proto, .len = hdr->len, .size = hdr->len,
-		.data = hdr->data, .tag = (hdr->flags & SHM_F_TAGGED) ?
-					  hdr->tag : 0,
+		.data = hdr->data, .tag = cls != UTIL_SRX_MSG ? hdr->tag : 0,
 		.cookie = hdr->cookie, .payload = payload,
 	};
+	struct util_srx_dest dest;
 	struct shm_rts_local r;
 	struct util_srx_entry *e;
 
@@ -380,18 +388,34 @@ shm_rx_handle_msg_any(struct shm_ep *ep, struct shm_conn *conn,
 		}
 		m.size = r.total;
 	}
-	m.src = (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
+	/* The collective class always matches by source. */
+	m.src = ((ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ||
+		 cls == UTIL_SRX_COLL) ?
 		shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
-	e = util_srx_match(&ep->srx, tagged, m.src, m.tag);
+	e = util_srx_match(&ep->srx, cls, m.src, m.tag);
 	if (!e)
-		return shm_rx_queue_unexp(ep, tagged, &m);
+		return shm_rx_queue_unexp(ep, cls, &m);
+	if (cls == UTIL_SRX_COLL) {
+		util_srx_dest(&ep->srx, e, m.size, &dest);
+		return shm_rx_deliver(ep, &dest, &m);
+	}
 	return shm_rx_deliver_posted(ep, e, &m);
+}
+
+/* A SEND of the application's classes: op and flags, which share a word
+ * of the header, tested at once. */
+static inline bool shm_rx_app_send(const struct shm_cell_hdr *hdr)
+{
+	uint32_t w;
+
+	memcpy(&w, &hdr->op, sizeof(w));
+	return (w & (0xffffu | (uint32_t)SHM_F_COLL << 16)) == SHM_OP_SEND;
 }
 
 int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
 		      const struct shm_cell_hdr *hdr, const uint8_t *payload)
 {
-	if (WEFT_LIKELY(hdr->op == SHM_OP_SEND) &&
+	if (WEFT_LIKELY(shm_rx_app_send(hdr)) &&
 	    shm_rx_fast_send(ep, conn, hdr, payload))
 		return 0;
 	return shm_rx_handle_msg_any(ep, conn, hdr, payload);

@@ -55,15 +55,16 @@ static inline void shm_send_inline_payload(struct shm_cell *cell,
 				  cell->payload + SHM_CELL_LINE0_PAYLOAD, rest);
 }
 
-/* Fill a reserved cell with an inline SEND and publish it. */
+/* Fill a reserved cell with an inline SEND (cell flags cflags) and
+ * publish it. */
 static inline __attribute__((always_inline)) void
 shm_send_fill_inline(struct shm_conn *conn, struct shm_cell *cell,
 		     const struct iovec *iov, size_t count, size_t len,
-		     uint64_t tag, uint64_t data, uint64_t flags)
+		     uint64_t tag, uint64_t data, uint16_t cflags)
 {
 	shm_send_inline_payload(cell, iov, count, len);
 	cell->hdr.op = SHM_OP_SEND;
-	cell->hdr.flags = shm_send_cell_flags(flags);
+	cell->hdr.flags = cflags;
 	cell->hdr.len = (uint32_t)len;
 	cell->hdr.proto = 0;
 	cell->hdr.tag = tag;
@@ -93,7 +94,8 @@ static ssize_t shm_send_inline(struct shm_ep *ep, struct shm_conn *conn,
 	cell = shm_peer_reserve(conn->peer);
 	if (WEFT_UNLIKELY(!cell))
 		return shm_conn_full(ep, conn);
-	shm_send_fill_inline(conn, cell, iov, count, len, tag, data, flags);
+	shm_send_fill_inline(conn, cell, iov, count, len, tag, data,
+			     shm_send_cell_flags(flags));
 
 	if (comp)
 		util_ep_tx_comp(&ep->util, context, shm_send_comp_flags(flags),
@@ -128,10 +130,12 @@ static void shm_send_fill_rts(struct shm_ep *ep, struct shm_conn *conn,
 	cell->hdr.proto = SHM_COPY_BOUNCE;
 }
 
+/* flags: op flags (UTIL_COLL_FLAG for the collective engine's), cflags:
+ * the cell's. */
 static ssize_t shm_send_rts(struct shm_ep *ep, struct shm_conn *conn,
 			    const struct iovec *iov, size_t count, size_t len,
 			    uint64_t tag, uint64_t data, void *context,
-			    uint64_t flags)
+			    uint64_t flags, uint16_t cflags)
 {
 	struct shm_tx_entry *tx;
 	struct shm_cell *cell;
@@ -152,7 +156,7 @@ static ssize_t shm_send_rts(struct shm_ep *ep, struct shm_conn *conn,
 		return shm_conn_full(ep, conn);
 	}
 	cell->hdr.op = SHM_OP_RTS;
-	cell->hdr.flags = shm_send_cell_flags(flags);
+	cell->hdr.flags = cflags;
 	cell->hdr.len = (uint32_t)(sizeof(struct shm_rts) +
 				   count * sizeof(struct shm_iov));
 	cell->hdr.tag = tag;
@@ -162,7 +166,7 @@ static ssize_t shm_send_rts(struct shm_ep *ep, struct shm_conn *conn,
 	shm_peer_commit(conn->peer, cell);
 
 	tx->context = context;
-	tx->comp_flags = shm_send_comp_flags(flags);
+	tx->comp_flags = shm_send_comp_flags(flags) | (flags & UTIL_COLL_FLAG);
 	tx->len = len;
 	tx->cntr = UTIL_CNTR_SEND;
 	tx->want_comp = shm_send_wants_comp(ep, flags);
@@ -216,7 +220,7 @@ ssize_t shm_send_post(struct shm_ep *ep, const struct iovec *iov,
 				      context, flags);
 	else
 		ret = shm_send_rts(ep, conn, iov, count, len, tag, data,
-				   context, flags);
+				   context, flags, shm_send_cell_flags(flags));
 unlock:
 	util_lock_release(&ep->util.lock);
 	return ret;
@@ -259,9 +263,35 @@ ssize_t shm_inject_post(struct shm_ep *ep, const void *buf, size_t len,
 		ret = shm_conn_full(ep, conn);
 		goto unlock;
 	}
-	shm_send_fill_inline(conn, cell, &iov, 1, len, tag, data, flags);
+	shm_send_fill_inline(conn, cell, &iov, 1, len, tag, data,
+			     shm_send_cell_flags(flags));
 	util_ep_cntr_inc(&ep->util, UTIL_CNTR_SEND);
 unlock:
 	util_lock_release(&ep->util.lock);
 	return ret;
+}
+
+/* The collective engine's send (util_coll_xport.send, ep->lock held):
+ * inline when it fits a cell (copied out: 1), else an RTS whose ACK
+ * completes it through util_coll_send_done (0). */
+ssize_t shm_coll_send(struct shm_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
+{
+	uint16_t cflags = SHM_F_VER | SHM_F_COLL;
+	size_t len = util_iov_total(iov, count);
+	struct shm_conn *conn;
+	struct shm_cell *cell;
+	ssize_t ret;
+
+	ret = shm_conn_tx(ep, dest, &conn);
+	if (ret)
+		return ret;
+	if (len > shm_peer_payload_max(conn->peer))
+		return shm_send_rts(ep, conn, iov, count, len, tag, 0, ctx,
+				    FI_TAGGED | UTIL_COLL_FLAG, cflags);
+	cell = shm_peer_reserve(conn->peer);
+	if (!cell)
+		return shm_conn_full(ep, conn);
+	shm_send_fill_inline(conn, cell, iov, count, len, tag, 0, cflags);
+	return 1;
 }

@@ -106,7 +106,9 @@ void shm_tx_complete(struct shm_ep *ep, struct shm_tx_entry *tx, int err)
 {
 	if (tx->bounce_active)
 		shm_conn_bounce_abort(ep, tx->conn, &tx->bounce);
-	if (err) {
+	if (WEFT_UNLIKELY(tx->comp_flags & UTIL_COLL_FLAG)) {
+		util_coll_send_done(&ep->util, tx->context, err);
+	} else if (err) {
 		util_ep_tx_err(&ep->util, tx->context, tx->comp_flags, err, 0,
 			       tx->len, 0);
 		util_ep_cntr_inc_err(&ep->util, tx->cntr);

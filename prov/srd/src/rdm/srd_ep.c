@@ -143,6 +143,7 @@ static int srd_ep_close(struct fid *fid)
 {
 	struct srd_ep *ep = container_of(fid, struct srd_ep, util.ep_fid.fid);
 
+	util_coll_ep_fini(&ep->util);
 	util_ep_fini(&ep->util);
 	srd_ep_free(ep);
 	return 0;
@@ -196,7 +197,7 @@ static const struct fi_ops_cm srd_ep_cm_ops = {
 	.accept = util_no_accept,
 	.reject = util_no_reject,
 	.shutdown = util_no_shutdown,
-	.join = util_no_join,
+	.join = util_coll_join,
 };
 
 static void srd_ep_set_ops(struct srd_ep *ep)
@@ -296,6 +297,8 @@ int srd_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return ret;
 	}
 	srd_ep_set_ops(ep);
+	if (info->caps & FI_COLLECTIVE)
+		util_coll_ep_init(&ep->util, &srd_coll_xport);
 	*ep_fid = &ep->util.ep_fid;
 	return 0;
 }

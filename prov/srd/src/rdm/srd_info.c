@@ -11,7 +11,7 @@
 
 #define SRD_MSG_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 		      FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
-		      FI_REMOTE_COMM)
+		      FI_REMOTE_COMM | FI_COLLECTIVE)
 /* FI_RMA_EVENT: the target counts every RMA and atomic aimed at it;
  * an endpoint with a remote counter bound asks its peers to emulate RMA
  * toward it (SRD_FEAT_RMA_EVENT), which the target handles itself. */

@@ -228,5 +228,6 @@ struct fi_provider *srd_prov_init_device_only(void)
 /* Listed in core's registry of built-in providers (weft/core.h). */
 struct fi_provider *srd_prov_init(void)
 {
+	util_coll_params_init();
 	return srd_prov_init_device_only();
 }

@@ -275,6 +275,9 @@ void srd_peer_fail(struct srd_ep *ep, struct srd_peer *peer, int err,
 	}
 	peer->q_tail = NULL;
 	srd_proto_peer_failed(ep, peer, err, prov_errno);
+	/* Sticky for the collective engine: a group that lost a member
+	 * fails, even if a later handshake reaches the peer again. */
+	peer->unreachable = true;
 }
 
 void srd_peers_free(struct srd_ep *ep)

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define SRD_PKT_FLAGS_MSG (SRD_PKT_F_TAGGED | SRD_PKT_F_CQ_DATA)
+#define SRD_PKT_FLAGS_MSG (SRD_PKT_F_TAGGED | SRD_PKT_F_CQ_DATA | SRD_PKT_F_COLL)
 #define SRD_PKT_FLAGS_WRITE (SRD_PKT_F_CQ_DATA | SRD_PKT_F_ACK_REQ | \
 			     SRD_PKT_F_LAST)
 

@@ -55,6 +55,10 @@ enum srd_pkt_type {
 #define SRD_PKT_F_CQ_DATA	(1u << 1)	/* cq_data is valid */
 #define SRD_PKT_F_ACK_REQ	(1u << 2)	/* WRITE: answer with RMA_ACK */
 #define SRD_PKT_F_LAST		(1u << 3)	/* last segment of a WRITE */
+/* EAGER, MEDIUM, LONG_RTS, CTS_RTS (always with TAGGED): a message of the
+ * collective class (util_coll.h), matched in its own queue; the tag is
+ * the collective engine's, never the application's. */
+#define SRD_PKT_F_COLL		(1u << 4)
 
 /* Handshake features (srd_pkt_hello.features). */
 #define SRD_FEAT_RDMA_READ	(1ull << 0)	/* may be RDMA-read from */

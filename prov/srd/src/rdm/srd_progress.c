@@ -239,5 +239,7 @@ void srd_ep_progress(struct util_ep *util)
 		for (i = 0; i < ep->poller_count; i++)
 			ep->pollers[i]->poll(ep);
 	}
+	if (WEFT_UNLIKELY(util_coll_busy(&ep->util)))
+		util_coll_progress(&ep->util);
 	util_lock_release(&ep->util.lock);
 }

@@ -14,6 +14,7 @@
 
 #include "weft/compat.h"
 #include "weft/util.h"
+#include "weft/util_coll.h"
 #include "weft/util_peer.h"
 #include "../dev/srd_dev.h"
 #include "srd_pkt.h"
@@ -194,6 +195,7 @@ struct srd_peer {
 	struct srd_rx_xfer *rx_xfers;	/* its messages arriving in pieces */
 	struct srd_peer *flush_next;	/* ep->flush list */
 	bool on_flush;
+	bool unreachable;		/* the device failed a send to it */
 	UT_hash_handle hh;		/* ep->peer_by_name, key name */
 	struct srd_ring_peer *ring;	/* data-mode ring, or NULL */
 };
@@ -494,6 +496,10 @@ ssize_t srd_send_post(struct srd_ep *ep, const struct iovec *iov,
 void srd_tx_pump(struct srd_ep *ep);
 void srd_tx_try_complete(struct srd_ep *ep, struct srd_tx_entry *tx);
 struct srd_tx_entry *srd_tx_by_id(struct srd_ep *ep, uint32_t id);
+/* srd_coll.c / srd_tx.c: the collective engine's transport. */
+extern const struct util_coll_xport srd_coll_xport;
+ssize_t srd_coll_send(struct srd_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t tag, void *ctx);
 void srd_tx_handle_done(struct srd_ep *ep, struct srd_peer *peer,
 			const void *pkt, size_t len);
 

@@ -252,7 +252,7 @@ static struct srd_unexp *srd_unexp_new(struct srd_ep *ep,
 	return ux;
 }
 
-static void srd_rx_unexpected(struct srd_ep *ep, bool tagged,
+static void srd_rx_unexpected(struct srd_ep *ep, unsigned int cls,
 			      const struct srd_msg_info *m, fi_addr_t src)
 {
 	struct srd_unexp *ux = srd_unexp_new(ep, m);
@@ -267,7 +267,7 @@ static void srd_rx_unexpected(struct srd_ep *ep, bool tagged,
 	util_srx_unexp_init(&ux->srx, src, m->tag, m->total_len,
 			    cq_data ? m->cq_data : 0,
 			    cq_data ? FI_REMOTE_CQ_DATA : 0);
-	util_srx_add_unexp(&ep->srx, tagged, &ux->srx);
+	util_srx_add_unexp(&ep->srx, cls, &ux->srx);
 }
 
 /* ---- message packets ---------------------------------------------------- */
@@ -276,13 +276,14 @@ static void srd_rx_unexpected(struct srd_ep *ep, bool tagged,
 static void srd_rx_msg_first(struct srd_ep *ep, const struct srd_msg_info *m)
 {
 	bool tagged = m->flags & SRD_PKT_F_TAGGED;
+	unsigned int cls = (m->flags & SRD_PKT_F_COLL) ? UTIL_SRX_COLL : tagged;
 	fi_addr_t src = srd_peer_fi_addr(ep, m->peer);
-	struct util_srx_entry *e = util_srx_match(&ep->srx, tagged, src,
+	struct util_srx_entry *e = util_srx_match(&ep->srx, cls, src,
 						  tagged ? m->tag : 0);
 	struct util_srx_dest dest;
 
 	if (!e) {
-		srd_rx_unexpected(ep, tagged, m, src);
+		srd_rx_unexpected(ep, cls, m, src);
 		return;
 	}
 	util_srx_dest(&ep->srx, e, m->total_len, &dest);

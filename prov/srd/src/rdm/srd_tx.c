@@ -107,7 +107,10 @@ static void srd_tx_complete(struct srd_ep *ep, struct srd_tx_entry *tx,
 {
 	if (tx->proto->tx_release)
 		tx->proto->tx_release(ep, tx);
-	if (WEFT_UNLIKELY(err)) {
+	if (WEFT_UNLIKELY(tx->comp_flags & UTIL_COLL_FLAG)) {
+		/* the collective engine's (NULL: an eager one it forgot) */
+		util_coll_send_done(&ep->util, tx->context, err);
+	} else if (WEFT_UNLIKELY(err)) {
 		srd_ep_tx_err(ep, tx->peer, tx->context, tx->comp_flags, err,
 			      prov_errno, tx->total_len);
 		util_ep_cntr_inc_err(&ep->util, UTIL_CNTR_SEND);
@@ -152,13 +155,15 @@ static void srd_tx_fill(struct srd_ep *ep, struct srd_tx_entry *tx,
 			uint64_t data, void *context, uint64_t flags)
 {
 	tx->context = context;
-	tx->comp_flags = FI_SEND | ((flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
+	tx->comp_flags = FI_SEND | ((flags & FI_TAGGED) ? FI_TAGGED : FI_MSG) |
+			 (flags & UTIL_COLL_FLAG);
 	tx->want_comp = util_ep_tx_wants_comp(&ep->util, flags);
 	/* The validator insists: no tag or data unless flagged. */
 	tx->tag = (flags & FI_TAGGED) ? tag : 0;
 	tx->cq_data = (flags & FI_REMOTE_CQ_DATA) ? (uint32_t)data : 0;
 	tx->pkt_flags = ((flags & FI_TAGGED) ? SRD_PKT_F_TAGGED : 0) |
-			((flags & FI_REMOTE_CQ_DATA) ? SRD_PKT_F_CQ_DATA : 0);
+			((flags & FI_REMOTE_CQ_DATA) ? SRD_PKT_F_CQ_DATA : 0) |
+			((flags & UTIL_COLL_FLAG) ? SRD_PKT_F_COLL : 0);
 	tx->iov_count = count;
 	/* A message may come with no iov array at all (Open MPI's MPI_Ssend
 	 * acknowledgement), and memcpy from NULL is undefined even for 0. */
@@ -290,4 +295,40 @@ void srd_tx_fail_peer(struct srd_ep *ep, struct srd_peer *peer,
 		}
 		srd_tx_try_complete(ep, tx);
 	}
+}
+
+/* The collective engine's send (util_coll_xport.send, ep->lock held). The
+ * eager and ring protocols copy the message into its packet at tx_start,
+ * so the engine's buffer is free at once (1) and the entry completes
+ * without telling it; other protocols read the buffer later and complete
+ * through util_coll_send_done (0). */
+ssize_t srd_coll_send(struct srd_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
+{
+	struct srd_tx_entry *tx;
+	struct srd_peer *peer;
+	int ret;
+
+	ret = srd_send_check(ep, iov, count, 0);
+	if (ret)
+		return ret;
+	ret = srd_peer_get(ep, dest, &peer);
+	if (ret)
+		return ret;
+	tx = srd_tx_get(ep);
+	if (!tx)
+		return -FI_EAGAIN;
+	tx->peer = peer;
+	srd_tx_fill(ep, tx, iov, count, tag, 0, ctx,
+		    FI_TAGGED | UTIL_COLL_FLAG);
+	if (tx->proto == &srd_proto_eager || tx->proto == &srd_proto_ring)
+		tx->context = NULL;
+	tx->msg_id = peer->next_msg_id;
+	ret = tx->proto->tx_start(ep, tx, NULL);
+	if (ret) {
+		srd_tx_put(ep, tx);
+		return ret;
+	}
+	peer->next_msg_id++;
+	return tx->context ? 0 : 1;
 }
