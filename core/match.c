@@ -309,10 +309,21 @@ static int ep_match(const struct fi_ep_attr *user, const struct fi_info *info)
 		MISMATCH(info, "tag format 0x%llx, asked 0x%llx\n",
 			 (unsigned long long)prov->mem_tag_format,
 			 (unsigned long long)user->mem_tag_format);
-	if (user->tx_ctx_cnt != FI_SHARED_CONTEXT)
+	/* fi_endpoint(3): FI_SHARED_CONTEXT asks for fi_stx_context /
+	 * fi_srx_context; a provider offers them through max_ep_stx_ctx /
+	 * max_ep_srx_ctx, and without them they would fail only later. */
+	if (user->tx_ctx_cnt == FI_SHARED_CONTEXT) {
+		if (!info->domain_attr || !info->domain_attr->max_ep_stx_ctx)
+			MISMATCH(info, "shared transmit contexts not offered\n");
+	} else {
 		CHECK_MAX(info, user, prov, tx_ctx_cnt);
-	if (user->rx_ctx_cnt != FI_SHARED_CONTEXT)
+	}
+	if (user->rx_ctx_cnt == FI_SHARED_CONTEXT) {
+		if (!info->domain_attr || !info->domain_attr->max_ep_srx_ctx)
+			MISMATCH(info, "shared receive contexts not offered\n");
+	} else {
 		CHECK_MAX(info, user, prov, rx_ctx_cnt);
+	}
 	return 1;
 }
 

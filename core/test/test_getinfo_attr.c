@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fi_getinfo: what the transmit and receive attributes may carry
- * (fi_endpoint(3)), whatever a provider's template says.
+ * (fi_endpoint(3)), whatever a provider's template says, and shared
+ * contexts, which only a provider that offers them may be asked for.
  */
 #include "weft/compat.h"
 #include <stdarg.h>
@@ -159,12 +160,48 @@ static void test_ctx_caps_hint_bits_that_do_not_apply(void **state)
 	fi_freeinfo(hints);
 }
 
+static void test_shared_contexts(void **state)
+{
+	struct fi_info *hints = hints_rdm(), *info = NULL;
+
+	(void)state;
+	hints->caps = FI_MSG;
+	/* fake_wide offers no shared context at all */
+	setenv("FI_PROVIDER", "fake_wide", 1);
+	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	assert_int_equal(fi_getinfo(V117, NULL, NULL, 0, hints, &info),
+			 -FI_ENODATA);
+	hints->ep_attr->tx_ctx_cnt = 0;
+	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	assert_int_equal(fi_getinfo(V117, NULL, NULL, 0, hints, &info),
+			 -FI_ENODATA);
+
+	/* fake_stx: transmit yes, receive no */
+	setenv("FI_PROVIDER", "fake_stx", 1);
+	assert_int_equal(fi_getinfo(V117, NULL, NULL, 0, hints, &info),
+			 -FI_ENODATA);
+	hints->ep_attr->rx_ctx_cnt = 0;
+	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	assert_int_equal(fi_getinfo(V117, NULL, NULL, 0, hints, &info), 0);
+	assert_string_equal(info->fabric_attr->prov_name, "fake_stx");
+	assert_int_equal(info->domain_attr->max_ep_stx_ctx, 1);
+	fi_freeinfo(info);
+
+	/* a plain count above the provider's is still refused */
+	hints->ep_attr->tx_ctx_cnt = 2;
+	info = NULL;
+	assert_int_equal(fi_getinfo(V117, NULL, NULL, 0, hints, &info),
+			 -FI_ENODATA);
+	fi_freeinfo(hints);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ctx_caps_without_hints),
 		cmocka_unit_test(test_ctx_caps_every_primary_combination),
 		cmocka_unit_test(test_ctx_caps_hint_bits_that_do_not_apply),
+		cmocka_unit_test(test_shared_contexts),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
