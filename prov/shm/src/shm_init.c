@@ -40,6 +40,12 @@ struct fi_provider shm_prov = {
 		  FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | \
 		  FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_MULTI_RECV | \
 		  FI_SOURCE | FI_LOCAL_COMM | FI_RMA_EVENT | FI_COLLECTIVE)
+/* Each context carries only the bits fi_endpoint(3) lists for it. */
+#define SHM_TX_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | \
+		     FI_WRITE | FI_SEND | FI_COLLECTIVE)
+#define SHM_RX_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | \
+		     FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | \
+		     FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_COLLECTIVE)
 
 /* Every operation toward one target runs in its single inbound queue, in
  * order, and the target finishes each one (copy included) before it reads
@@ -60,7 +66,7 @@ static void shm_info_fill(struct fi_info *fi)
 	fi->mode = 0;
 	fi->addr_format = FI_ADDR_STR;
 
-	fi->tx_attr->caps = caps;
+	fi->tx_attr->caps = SHM_TX_CAPS;
 	fi->tx_attr->op_flags = 0;
 	fi->tx_attr->msg_order = SHM_MSG_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
@@ -69,7 +75,7 @@ static void shm_info_fill(struct fi_info *fi)
 	fi->tx_attr->iov_limit = SHM_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = SHM_IOV_LIMIT;
 
-	fi->rx_attr->caps = caps;
+	fi->rx_attr->caps = SHM_RX_CAPS;
 	fi->rx_attr->op_flags = 0;
 	fi->rx_attr->msg_order = SHM_MSG_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
