@@ -304,21 +304,22 @@ excl_reason() { # FILE NAME
 	done <"$file"
 }
 
-# Why TARGET's test NAME was excluded: the provider's exclude file's reason,
-# "-" when only a -x file left it out, else the -e patterns.
+# Why TARGET's test NAME was excluded: "-" when a -x file (the selection of
+# this run) left it out, else the provider's exclude file's reason, else
+# the -e patterns.
 tap_excl_reason() { # TARGET NAME
 	local r f
-	target_setup "$1"
-	if [ "$use_excl" = 1 ] && [ -n "$excl_file" ]; then
-		r=$(excl_reason "$excl_file" "$2")
-		[ -z "$r" ] || { echo "$r"; return; }
-	fi
 	for f in ${extra_files[@]+"${extra_files[@]}"}; do
 		if excl_matches "$f" "$2"; then
 			echo "-"
 			return
 		fi
 	done
+	target_setup "$1"
+	if [ "$use_excl" = 1 ] && [ -n "$excl_file" ]; then
+		r=$(excl_reason "$excl_file" "$2")
+		[ -z "$r" ] || { echo "$r"; return; }
+	fi
 	echo "matched -e"
 }
 
