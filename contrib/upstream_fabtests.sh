@@ -5,10 +5,17 @@
 # suite once into a cache, runs its runfabtests.sh over weft's providers and,
 # for comparison, over Debian's libfabric, and prints passed / failed /
 # notrun / excluded per target and suite. See weft_fabtests(1).
+#
+# Nothing here knows a provider by name: a target is weft-NAME or
+# debian-NAME for any NAME runfabtests.sh -p accepts. What a weft provider
+# needs to run (settings, out-of-band address exchange) is in
+# contrib/upstream_fabtests/NAME.conf, and what it is excused from in
+# contrib/upstream_fabtests/exclude-NAME; both are optional.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-all_targets="weft-shm weft-srd debian-shm debian-tcp"
+default_targets="weft-shm weft-srd debian-shm debian-tcp"
+conf_dir=$top/contrib/upstream_fabtests
 
 usage() {
 	cat <<EOF
@@ -19,7 +26,15 @@ usage: upstream_fabtests.sh [options]
   -L DIR       weft's libfabric.so.1 (default: _install/lib/weft, else build/weft/.libs)
   -t SUITES    runfabtests suites, comma separated: quick (default), standard,
                unit, functional, short
-  -r TARGETS   comma separated, from: ${all_targets// /, } (default: all)
+  -p PROVS     weft's providers to run, comma separated (weft-PROV targets;
+               any provider weft has, e.g. shm,srd,tcp)
+  -d PROVS     Debian's libfabric providers to run (debian-PROV targets)
+  -r TARGETS   comma separated weft-PROV / debian-PROV targets
+               (-p, -d and -r add up; none given: ${default_targets// /, })
+  -E VAR=VALUE a setting for the weft targets (repeatable), beside their
+               contrib/upstream_fabtests/PROV.conf
+  -b           weft targets exchange addresses out of band (runfabtests -b),
+               as PROV.conf's "oob" line asks for one provider
   -e PATTERN   also exclude tests matching this regex (repeatable), e.g. '^fi_bw '
   -x FILE      also exclude the tests FILE lists (repeatable; exclude-shm's format)
   -T SEC       timeout of each test program (default 60)
@@ -38,7 +53,9 @@ tarball=${WEFT_UPSTREAM_FABTESTS:-}
 cache=
 weftlib=
 suites=quick
-targets=$all_targets
+targets=
+weft_env=()
+weft_oob=0
 extra_excl=()
 extra_files=()
 timeout_s=60
@@ -55,7 +72,11 @@ while [ $# -gt 0 ]; do
 	-c) cache=$2; shift 2 ;;
 	-L) weftlib=$2; shift 2 ;;
 	-t) suites=${2//,/ }; shift 2 ;;
-	-r) targets=${2//,/ }; shift 2 ;;
+	-r) targets+=" ${2//,/ }"; shift 2 ;;
+	-p) for p in ${2//,/ }; do targets+=" weft-$p"; done; shift 2 ;;
+	-d) for p in ${2//,/ }; do targets+=" debian-$p"; done; shift 2 ;;
+	-E) weft_env+=("$2"); shift 2 ;;
+	-b) weft_oob=1; shift ;;
 	-e) extra_excl+=("$2"); shift 2 ;;
 	-x) extra_files+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
 	-T) timeout_s=$2; shift 2 ;;
@@ -72,8 +93,14 @@ done
 
 die() { echo "upstream_fabtests: $*" >&2; exit 2; }
 
+[ -n "${targets// /}" ] || targets=$default_targets
+# A provider name goes into file names and runfabtests' command line.
 for t in $targets; do
-	case " $all_targets " in *" $t "*) ;; *) die "unknown target $t" ;; esac
+	[[ $t =~ ^(weft|debian)-[A-Za-z0-9_\;+.-]+$ ]] ||
+		die "target $t is not weft-PROV or debian-PROV"
+done
+for e in ${weft_env[@]+"${weft_env[@]}"}; do
+	[[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "-E $e is not VAR=VALUE"
 done
 for s in $suites; do
 	case $s in quick|standard|unit|functional|short) ;; *) die "unknown suite $s" ;; esac
@@ -160,9 +187,27 @@ fi
 
 # ---- targets ----
 
+# Reads contrib/upstream_fabtests/PROV.conf into env_vars and oob: one
+# directive a line, "env VAR=VALUE" (a setting the provider needs to run
+# here) or "oob" (no host:port names its endpoints, so runfabtests.sh -b
+# exchanges addresses over a socket).
+read_conf() { # FILE
+	local line
+	while IFS= read -r line || [ -n "$line" ]; do
+		[[ $line =~ ^[[:space:]]*(#.*)?$ ]] && continue
+		if [[ $line =~ ^env[[:space:]]+([A-Za-z_][A-Za-z0-9_]*=.*)$ ]]; then
+			env_vars+=("${BASH_REMATCH[1]}")
+		elif [[ $line =~ ^oob[[:space:]]*$ ]]; then
+			oob=1
+		else
+			die "$1: cannot read '$line'"
+		fi
+	done <"$1"
+}
+
 # Sets prov, oob, excl_file and env_vars (VAR=VALUE words) for one target.
 target_setup() {
-	prov='' oob=0 excl_file='' env_vars=()
+	prov=${1#*-} oob=0 excl_file='' env_vars=()
 	case $1 in
 	weft-*)
 		if [ -z "$weftlib" ] || [ ! -e "$weftlib/libfabric.so.1" ]; then
@@ -181,19 +226,12 @@ target_setup() {
 			env_vars+=("LD_PRELOAD=$WEFT_TEST_PRELOAD"
 				   "ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}")
 		fi
-		prov=${1#weft-}
-		excl_file="$top/contrib/upstream_fabtests/exclude-$prov"
-		;;
-	debian-*)
-		prov=${1#debian-}
+		[ ! -f "$conf_dir/$prov.conf" ] || read_conf "$conf_dir/$prov.conf"
+		env_vars+=(${weft_env[@]+"${weft_env[@]}"})
+		[ "$weft_oob" = 0 ] || oob=1
+		[ ! -f "$conf_dir/exclude-$prov" ] || excl_file="$conf_dir/exclude-$prov"
 		;;
 	esac
-	if [ "$1" = weft-srd ]; then
-		# softsrd on loopback; an srd name is a GID + QPN that no
-		# host:port names, so addresses travel out of band (-b).
-		env_vars+=("FI_SRD_DEVICE=soft" "FI_SRD_SOFT_ADDR=127.0.0.1")
-		oob=1
-	fi
 }
 
 # runfabtests.sh's cleanup kills every process on the host whose name starts
@@ -240,7 +278,6 @@ run_one() { # TARGET SUITE LOG
 		args+=(-L "-B $port" -C "-P $port")
 	fi
 	if [ "$use_excl" = 1 ] && [ -n "$excl_file" ]; then
-		[ -f "$excl_file" ] || die "exclude file $excl_file missing"
 		args+=(-f "$excl_file")
 	fi
 	for e in ${extra_files[@]+"${extra_files[@]}"}; do
