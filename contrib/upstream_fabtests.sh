@@ -228,6 +228,12 @@ target_setup() {
 		fi
 		[ ! -f "$conf_dir/$prov.conf" ] || read_conf "$conf_dir/$prov.conf"
 		env_vars+=(${weft_env[@]+"${weft_env[@]}"})
+		# A provider this weft does not have would only show notruns.
+		if command -v fi_info >/dev/null &&
+		   ! env ${env_vars[@]+"${env_vars[@]}"} fi_info -l 2>/dev/null |
+			grep -qx "${prov%%;*}:"; then
+			die "weft in $weftlib has no provider ${prov%%;*} (fi_info -l)"
+		fi
 		[ "$weft_oob" = 0 ] || oob=1
 		[ ! -f "$conf_dir/exclude-$prov" ] || excl_file="$conf_dir/exclude-$prov"
 		;;
