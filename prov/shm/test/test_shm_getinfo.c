@@ -34,11 +34,12 @@ static void test_template_ctx_caps(void **state)
 	assert_true(info->caps & FI_LOCAL_COMM);
 	assert_int_equal(info->tx_attr->caps,
 			 FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ |
-			 FI_WRITE | FI_SEND);
+			 FI_WRITE | FI_SEND | FI_COLLECTIVE);
 	assert_int_equal(info->rx_attr->caps,
 			 FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
 			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |
-			 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT);
+			 FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |
+			 FI_COLLECTIVE);
 	assert_int_equal(info->domain_attr->caps, FI_LOCAL_COMM);
 	fi_freeinfo(info);
 }
