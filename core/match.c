@@ -21,11 +21,19 @@
 			FI_SHARED_AV | FI_TRIGGER | FI_FENCE | FI_LOCAL_COMM | \
 			FI_REMOTE_COMM | FI_SOURCE_ERR | FI_RMA_PMEM | \
 			FI_REMOTE_CQ_DATA | FI_AV_USER_ID | FI_PEER)
-#define RX_ONLY_CAPS (FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | \
-		      FI_DIRECTED_RECV | FI_VARIABLE_MSG | FI_MULTI_RECV | \
-		      FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
-#define TX_ONLY_CAPS (FI_SEND | FI_READ | FI_WRITE | FI_NAMED_RX_CTX | \
-		      FI_FENCE | FI_TRIGGER)
+/* fi_endpoint(3): the capabilities that apply to transmit and to receive
+ * attributes. Domain-wide bits (FI_LOCAL_COMM, FI_REMOTE_COMM,
+ * FI_SHARED_AV) and the other direction's bits have no place there. */
+#define TX_ATTR_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_READ | \
+		      FI_WRITE | FI_SEND | FI_HMEM | FI_TRIGGER | FI_FENCE | \
+		      FI_MULTICAST | FI_RMA_PMEM | FI_NAMED_RX_CTX | \
+		      FI_COLLECTIVE | FI_XPU_TRIGGER)
+#define RX_ATTR_CAPS (FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \
+		      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RECV | FI_HMEM | \
+		      FI_TRIGGER | FI_RMA_PMEM | FI_DIRECTED_RECV | \
+		      FI_VARIABLE_MSG | FI_MULTI_RECV | FI_SOURCE | \
+		      FI_RMA_EVENT | FI_SOURCE_ERR | FI_COLLECTIVE | \
+		      FI_XPU_TRIGGER)
 
 /* FI_MR_BASIC as a set of modern bits. */
 #define MR_BASIC_MAP (FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
@@ -301,10 +309,21 @@ static int ep_match(const struct fi_ep_attr *user, const struct fi_info *info)
 		MISMATCH(info, "tag format 0x%llx, asked 0x%llx\n",
 			 (unsigned long long)prov->mem_tag_format,
 			 (unsigned long long)user->mem_tag_format);
-	if (user->tx_ctx_cnt != FI_SHARED_CONTEXT)
+	/* fi_endpoint(3): FI_SHARED_CONTEXT asks for fi_stx_context /
+	 * fi_srx_context; a provider offers them through max_ep_stx_ctx /
+	 * max_ep_srx_ctx, and without them they would fail only later. */
+	if (user->tx_ctx_cnt == FI_SHARED_CONTEXT) {
+		if (!info->domain_attr || !info->domain_attr->max_ep_stx_ctx)
+			MISMATCH(info, "shared transmit contexts not offered\n");
+	} else {
 		CHECK_MAX(info, user, prov, tx_ctx_cnt);
-	if (user->rx_ctx_cnt != FI_SHARED_CONTEXT)
+	}
+	if (user->rx_ctx_cnt == FI_SHARED_CONTEXT) {
+		if (!info->domain_attr || !info->domain_attr->max_ep_srx_ctx)
+			MISMATCH(info, "shared receive contexts not offered\n");
+	} else {
 		CHECK_MAX(info, user, prov, rx_ctx_cnt);
+	}
 	return 1;
 }
 
@@ -320,7 +339,12 @@ static int tx_match(const struct fi_info *hints, const struct fi_info *info)
 	if (prov->mode & ~user_mode & ~FI_LOCAL_MR)
 		MISMATCH(info, "needs tx mode 0x%llx\n",
 			 (unsigned long long)(prov->mode & ~user_mode));
-	CHECK_BITS(info, user, prov, caps);
+	/* Bits that do not apply to transmit are ignored, as libfabric
+	 * does: applications copy info->caps into tx_attr->caps. */
+	if (user->caps & TX_ATTR_CAPS & ~prov->caps)
+		MISMATCH(info, "tx caps 0x%llx not offered\n",
+			 (unsigned long long)(user->caps & TX_ATTR_CAPS &
+					      ~prov->caps));
 	CHECK_BITS(info, user, prov, msg_order);
 	CHECK_BITS(info, user, prov, comp_order);
 	CHECK_MAX(info, user, prov, inject_size);
@@ -345,7 +369,10 @@ static int rx_match(const struct fi_info *hints, const struct fi_info *info)
 	if (prov->mode & ~user_mode & ~FI_LOCAL_MR)
 		MISMATCH(info, "needs rx mode 0x%llx\n",
 			 (unsigned long long)(prov->mode & ~user_mode));
-	CHECK_BITS(info, user, prov, caps);
+	if (user->caps & RX_ATTR_CAPS & ~prov->caps)
+		MISMATCH(info, "rx caps 0x%llx not offered\n",
+			 (unsigned long long)(user->caps & RX_ATTR_CAPS &
+					      ~prov->caps));
 	CHECK_BITS(info, user, prov, msg_order);
 	CHECK_BITS(info, user, prov, comp_order);
 	CHECK_MAX(info, user, prov, total_buffered_recv);
@@ -434,7 +461,7 @@ static void narrow_tx(uint32_t version, const struct fi_info *hints,
 	if (!attr)
 		return;
 	attr->caps = (user && user->caps ? user->caps : info->caps) &
-		     attr->caps & ~RX_ONLY_CAPS;
+		     attr->caps;
 	attr->mode = narrow_mode(version, attr->mode, prov_mr_mode);
 	if (user && user->op_flags)
 		attr->op_flags = user->op_flags;
@@ -449,7 +476,7 @@ static void narrow_rx(uint32_t version, const struct fi_info *hints,
 	if (!attr)
 		return;
 	attr->caps = (user && user->caps ? user->caps : info->caps) &
-		     attr->caps & ~TX_ONLY_CAPS;
+		     attr->caps;
 	attr->mode = narrow_mode(version, attr->mode, prov_mr_mode);
 	if (user && user->op_flags)
 		attr->op_flags = user->op_flags;
@@ -490,16 +517,29 @@ static void info_legacy_mr(struct fi_info *info)
 				     FI_MR_SCALABLE;
 }
 
+/* A context carries only the bits fi_endpoint(3) lets it carry, and only
+ * ones the endpoint has: whatever the provider's template says, with or
+ * without hints. */
+static void info_ctx_caps(struct fi_info *info)
+{
+	if (info->tx_attr)
+		info->tx_attr->caps &= TX_ATTR_CAPS & info->caps;
+	if (info->rx_attr)
+		info->rx_attr->caps &= RX_ATTR_CAPS & info->caps;
+}
+
 int weft_info_match(uint32_t version, const struct fi_info *hints,
 		    struct fi_info *info)
 {
 	if (!hints) {
 		if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
 			info_legacy_mr(info);
+		info_ctx_caps(info);
 		return 1;
 	}
 	if (!info_check(version, hints, info))
 		return 0;
 	info_narrow(version, hints, info);
+	info_ctx_caps(info);
 	return 1;
 }

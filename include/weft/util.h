@@ -27,5 +27,6 @@
 #include "weft/util_atomic.h"
 #include "weft/util_iov.h"
 #include "weft/util_time.h"
+#include "weft/util_host.h"
 
 #endif /* WEFT_UTIL_H */

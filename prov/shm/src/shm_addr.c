@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <rdma/fi_errno.h>
 
 #include "shm_addr.h"
@@ -64,16 +65,28 @@ static int shm_addr_user(const char *name, char *addr, size_t size)
 int shm_addr_from_node(const char *node, const char *service,
 		       char *addr, size_t size)
 {
-	if (service && *service)
-		return shm_addr_user(service, addr, size);
-	if (!node || !*node)
-		return -FI_EINVAL;
 	/* A full address (one that fi_getname gave out) passes unchanged. */
-	if (!strncmp(node, SHM_ADDR_PREFIX, SHM_ADDR_PREFIX_LEN))
+	if (node && !strncmp(node, SHM_ADDR_PREFIX, SHM_ADDR_PREFIX_LEN))
 		return shm_addr_format(node + SHM_ADDR_PREFIX_LEN,
 				       strlen(node + SHM_ADDR_PREFIX_LEN),
 				       addr, size);
-	return shm_addr_user(node, addr, size);
+	if (service && *service)
+		return shm_addr_user(service, addr, size);
+	return -FI_ENOENT;
+}
+
+int shm_addr_process(char *addr, size_t size)
+{
+	char name[SHM_ADDR_NAME_MAX + 1];
+	int n;
+
+	/* The stem of shm_region.c's generated names: SHM_NAME_PREFIX
+	 * without its '/', then uid and pid. */
+	n = snprintf(name, sizeof(name), "%s%u-%d", SHM_NAME_PREFIX + 1,
+		     (unsigned)getuid(), (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof(name))
+		return -FI_ETOOSMALL;
+	return shm_addr_format(name, (size_t)n, addr, size);
 }
 
 /* Length of "/weftshm-<digits>-n-" at the start of a named region, or 0. */

@@ -33,12 +33,19 @@ int shm_name_char_ok(char c);
 int shm_addr_name_len(const void *addr, size_t len);
 
 /* Builds "fi_shm://<name>" from node/service as fi_getinfo receives them:
- * service alone or node+service -> the service (every peer is on this host,
- * so the host part carries no information and both sides of fabtests'
- * "node service" / "service" convention must agree); node alone -> node, or
- * the name inside it when node is already an fi_shm:// address. */
+ * node already an fi_shm:// address -> that address; else a service -> the
+ * service (node names the host, and every peer is on this one, so both
+ * sides of fabtests' "node service" / "service" convention agree).
+ * -FI_ENOENT when neither names an endpoint (a host alone), -FI_EINVAL
+ * when the name is malformed. Whether node is this host is the caller's
+ * question. */
 int shm_addr_from_node(const char *node, const char *service,
 		       char *addr, size_t size);
+
+/* "fi_shm://weftshm-<uid>-<pid>": what this process's endpoints are named
+ * under when nothing names them. fi_endpoint does not take it as a name:
+ * each endpoint gets its own unguessable one below it. */
+int shm_addr_process(char *addr, size_t size);
 
 /* The address of a transport region ("/weftshm-..."). */
 int shm_addr_from_region(const char *region_name, char *addr, size_t size);

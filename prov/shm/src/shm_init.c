@@ -13,6 +13,7 @@
 
 #include "weft/core.h"
 #include "weft/settings.h"
+#include "weft/util_host.h"
 #include "shm.h"
 
 /* Set from shm_setting_table at provider init. */
@@ -40,6 +41,12 @@ struct fi_provider shm_prov = {
 		  FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | \
 		  FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_MULTI_RECV | \
 		  FI_SOURCE | FI_LOCAL_COMM | FI_RMA_EVENT | FI_COLLECTIVE)
+/* Each context carries only the bits fi_endpoint(3) lists for it. */
+#define SHM_TX_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | \
+		     FI_WRITE | FI_SEND | FI_COLLECTIVE)
+#define SHM_RX_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | \
+		     FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | \
+		     FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT | FI_COLLECTIVE)
 
 /* Every operation toward one target runs in its single inbound queue, in
  * order, and the target finishes each one (copy included) before it reads
@@ -60,7 +67,7 @@ static void shm_info_fill(struct fi_info *fi)
 	fi->mode = 0;
 	fi->addr_format = FI_ADDR_STR;
 
-	fi->tx_attr->caps = caps;
+	fi->tx_attr->caps = SHM_TX_CAPS;
 	fi->tx_attr->op_flags = 0;
 	fi->tx_attr->msg_order = SHM_MSG_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
@@ -69,7 +76,7 @@ static void shm_info_fill(struct fi_info *fi)
 	fi->tx_attr->iov_limit = SHM_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = SHM_IOV_LIMIT;
 
-	fi->rx_attr->caps = caps;
+	fi->rx_attr->caps = SHM_RX_CAPS;
 	fi->rx_attr->op_flags = 0;
 	fi->rx_attr->msg_order = SHM_MSG_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
@@ -154,6 +161,45 @@ static int shm_info_copy_hint_addr(void **dst, size_t *dstlen,
 	return shm_info_set_addr(dst, dstlen, buf);
 }
 
+/* A node names a host (unless it is an fi_shm:// address), and shm
+ * reaches this one only: any other is refused now rather than at the
+ * first send. */
+static int shm_info_check_node(const char *node, uint64_t flags)
+{
+	if (!node || !strncmp(node, SHM_ADDR_PREFIX, SHM_ADDR_PREFIX_LEN))
+		return 0;
+	if (util_host_is_local(node, !!(flags & FI_NUMERICHOST)))
+		return 0;
+	FI_INFO(&shm_prov, FI_LOG_CORE,
+		"node '%s' is not this host; shm reaches peers on this host only\n",
+		node);
+	return -FI_ENODATA;
+}
+
+static int shm_info_from_node(struct fi_info *fi, const char *node,
+			      const char *service, uint64_t flags)
+{
+	char addr[SHM_ADDR_MAX];
+	int ret;
+
+	ret = shm_info_check_node(node, flags);
+	if (ret)
+		return ret;
+	ret = shm_addr_from_node(node, service, addr, sizeof(addr));
+	/* A host alone names no endpoint: nothing to return for it. */
+	if (ret == -FI_ENOENT)
+		return 0;
+	if (ret) {
+		FI_INFO(&shm_prov, FI_LOG_CORE,
+			"node '%s' service '%s' give no shm name\n",
+			node ? node : "", service ? service : "");
+		return -FI_ENODATA;
+	}
+	return (flags & FI_SOURCE) ?
+	       shm_info_set_addr(&fi->src_addr, &fi->src_addrlen, addr) :
+	       shm_info_set_addr(&fi->dest_addr, &fi->dest_addrlen, addr);
+}
+
 static int shm_info_resolve(struct fi_info *fi, const char *node,
 			    const char *service, uint64_t flags,
 			    const struct fi_info *hints)
@@ -162,16 +208,7 @@ static int shm_info_resolve(struct fi_info *fi, const char *node,
 	int ret;
 
 	if (node || service) {
-		ret = shm_addr_from_node(node, service, addr, sizeof(addr));
-		if (ret) {
-			FI_INFO(&shm_prov, FI_LOG_CORE,
-				"node '%s' service '%s' give no shm name\n",
-				node ? node : "", service ? service : "");
-			return -FI_ENODATA;
-		}
-		ret = (flags & FI_SOURCE) ?
-			shm_info_set_addr(&fi->src_addr, &fi->src_addrlen, addr) :
-			shm_info_set_addr(&fi->dest_addr, &fi->dest_addrlen, addr);
+		ret = shm_info_from_node(fi, node, service, flags);
 		if (ret)
 			return ret;
 	}
@@ -189,7 +226,13 @@ static int shm_info_resolve(struct fi_info *fi, const char *node,
 		if (ret)
 			return ret;
 	}
-	return 0;
+	if (fi->src_addr)
+		return 0;
+	/* Nothing named the source: the endpoint will be named under this
+	 * process's stem, which is what the application learns here. */
+	ret = shm_addr_process(addr, sizeof(addr));
+	return ret ? ret : shm_info_set_addr(&fi->src_addr, &fi->src_addrlen,
+					     addr);
 }
 
 static int shm_getinfo(uint32_t version, const char *node, const char *service,

@@ -185,8 +185,12 @@ void shm_peer_close(struct shm_peer *peer)
 {
 	if (!peer)
 		return;
+	/* Cells of ours it has not consumed name us by the slot: it stays
+	 * taken (closed) until the owner has polled them. */
 	if (shm_peer_alive(peer))
-		atomic_store_explicit(&peer->slot->state, SHM_SLOT_FREE,
+		atomic_store_explicit(&peer->slot->state,
+				      shm_peer_drained(peer) ? SHM_SLOT_FREE :
+							       SHM_SLOT_CLOSED,
 				      memory_order_release);
 	munmap(peer->hdr, peer->size);
 	close(peer->fd);

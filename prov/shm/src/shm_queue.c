@@ -108,6 +108,8 @@ static bool shm_queue_stalled(struct shm_region *r)
 	if (now - r->stall_since_ns < SHM_STALL_NS)
 		return false;
 	r->stall_since_ns = now;
+	/* Idle: a good time to give back the slots of closed producers. */
+	shm_region_reap_closed(r);
 	return shm_queue_check_stall(r) > 0;
 }
 

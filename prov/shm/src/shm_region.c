@@ -548,9 +548,13 @@ int shm_region_slot_name(struct shm_region *region, uint16_t src, char *buf,
 	if (src >= region->max_peers)
 		return -FI_EINVAL;
 	slot = &region->slots[src];
-	if (atomic_load_explicit(&slot->state, memory_order_acquire) !=
-	    SHM_SLOT_READY)
+	switch (atomic_load_explicit(&slot->state, memory_order_acquire)) {
+	case SHM_SLOT_READY:
+	case SHM_SLOT_CLOSED:	/* for the cells it left queued */
+		break;
+	default:
 		return -FI_ENOENT;
+	}
 	memcpy(buf, slot->name, SHM_NAME_MAX);
 	buf[SHM_NAME_MAX - 1] = '\0';
 	if (gen)
@@ -593,6 +597,38 @@ bool shm_region_slot_alive(struct shm_region *region, uint16_t src)
 	return alive;
 }
 
+/* Cells of the slot's producer not yet polled: its last claim is at or
+ * past head. Freed before they are, the slot would make them unreadable
+ * (their sender is found by it). */
+static bool shm_region_slot_unread(const struct shm_region *region,
+				   struct shm_slot *slot)
+{
+	uint64_t pos = atomic_load_explicit(&slot->claim_pos,
+					    memory_order_acquire);
+
+	return pos != UINT64_MAX && (int64_t)(pos - region->head) >= 0;
+}
+
+int shm_region_reap_closed(struct shm_region *region)
+{
+	uint32_t i, state;
+	int n = 0;
+
+	for (i = 0; i < region->max_peers; i++) {
+		struct shm_slot *slot = &region->slots[i];
+
+		state = atomic_load_explicit(&slot->state,
+					     memory_order_acquire);
+		if (state != SHM_SLOT_CLOSED ||
+		    shm_region_slot_unread(region, slot))
+			continue;
+		if (atomic_compare_exchange_strong(&slot->state, &state,
+						   SHM_SLOT_FREE))
+			n++;
+	}
+	return n;
+}
+
 int shm_region_reap(struct shm_region *region)
 {
 	uint32_t i, state;
@@ -604,6 +640,7 @@ int shm_region_reap(struct shm_region *region)
 		state = atomic_load_explicit(&slot->state,
 					     memory_order_acquire);
 		if (state == SHM_SLOT_FREE ||
+		    shm_region_slot_unread(region, slot) ||
 		    shm_region_slot_alive(region, (uint16_t)i))
 			continue;
 		if (atomic_compare_exchange_strong(&slot->state, &state,

@@ -44,7 +44,8 @@ extern struct fi_provider *shm_xport_prov;
 
 #define SHM_CACHELINE		64
 #define SHM_REGION_MAGIC	0x314d48535446455full	/* "WEFTSHM1" */
-#define SHM_REGION_VERSION	2	/* 2: cells freed by `released` */
+#define SHM_REGION_VERSION	3	/* 2: cells freed by `released`,
+					 * 3: SHM_SLOT_CLOSED */
 #define SHM_NAME_PREFIX		"/weftshm-"
 /* Generated: "/weftshm-<uid>-<pid>-<24 hex of getrandom>"; chosen by the
  * provider: "/weftshm-<uid>-n-<short name>", short name [A-Za-z0-9._:-],
@@ -134,6 +135,10 @@ enum shm_slot_state {
 	SHM_SLOT_FREE = 0,
 	SHM_SLOT_BUSY,		/* being filled by a peer that just took it */
 	SHM_SLOT_READY,
+	/* Its producer closed with cells still queued here: they name it by
+	 * this slot, so the slot (and the name in it) stays until the owner
+	 * has polled past its last claim, then the owner frees it. */
+	SHM_SLOT_CLOSED,
 };
 
 /* One per producer attached to this region. claim_pos lives on the
@@ -235,8 +240,11 @@ int shm_region_slot_name(struct shm_region *region, uint16_t src,
  * (opens its region by the name in the slot; false for a free slot) */
 bool shm_region_slot_alive(struct shm_region *region, uint16_t src);
 
-/* Owner side, slow path: free slots whose producer is dead. Returns the
- * number of slots freed. */
+/* Owner side, slow path: free slots whose producer is dead or closed and
+ * whose cells were all polled. Returns the number of slots freed. */
 int shm_region_reap(struct shm_region *region);
+/* Owner side: free the closed slots whose cells were all polled; loads
+ * only, no system call (the idle queue's periodic check). */
+int shm_region_reap_closed(struct shm_region *region);
 
 #endif /* SHM_REGION_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shm provider: an address inserted again after its endpoint was replaced
- * (fabtests' multi-client), and poll sets on an shm domain. Endpoints of
+ * (fabtests' multi-client), messages of an endpoint that closed before
+ * they were read (fabtests' multi-ep), and poll sets on an shm domain. Endpoints of
  * one process through the public API, data checked.
  */
 #include "shm_prov_test.h"
@@ -131,11 +132,41 @@ static void test_poll_set(void **state)
 	assert_int_equal(fi_close(&ps->fid), 0);
 }
 
+/* Upstream's fi_multi_ep: an endpoint sends and closes before its peer
+ * reads the queue. Its cells still name it by its slot in the peer's
+ * region, so the slot must outlive the close until they are read; the
+ * messages then arrive, in order, with their data. */
+static void test_close_before_read(void **state)
+{
+	uint32_t v[3] = { 0x11111111, 0x22222222, 0x33333333 }, r[3] = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_context rc[3];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++)
+		T_POST(&T, fi_inject(T.ep[0], &v[i], sizeof(v[i]), T.addr[1]));
+	assert_int_equal(fi_close(&T.ep[0]->fid), 0);
+	/* the closed endpoint leaves the table; teardown closes the rest */
+	T.ep[0] = T.ep[1];
+	T.nep = 1;
+	for (i = 0; i < 3; i++)
+		T_POST(&T, fi_recv(T.ep[0], &r[i], sizeof(r[i]), NULL,
+				   FI_ADDR_UNSPEC, &rc[i]));
+	for (i = 0; i < 3; i++) {
+		e = t_wait_ok(&T, &rc[i]);
+		assert_int_equal(e.len, sizeof(r[i]));
+		assert_int_equal(r[i], v[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reinsert_new_incarnation,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_before_read, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_poll_set, setup, teardown),
 	};
 

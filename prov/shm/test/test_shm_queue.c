@@ -239,6 +239,43 @@ static void test_release_without_poll(void **state)
 	q_expect(qp->rx, 99, 1, qp->peer->q.src);
 }
 
+/* A producer that closes with cells queued leaves its slot closed, its
+ * name still there for those cells, until they are polled; then the
+ * owner's reap frees it. One that closes drained frees it at once. */
+static void test_closed_slot_outlives_cells(void **state)
+{
+	struct q_pair *qp = *state;
+	uint16_t src = qp->peer->q.src;
+	struct shm_slot *slot = &qp->rx->slots[src];
+	char name[SHM_NAME_MAX];
+
+	q_send(qp->peer, 1, 8);
+	q_send(qp->peer, 2, 8);
+	shm_peer_close(qp->peer);
+	qp->peer = NULL;
+	assert_int_equal(atomic_load(&slot->state), SHM_SLOT_CLOSED);
+	assert_int_equal(shm_region_slot_name(qp->rx, src, name, NULL), 0);
+	assert_string_equal(name, shm_region_name(qp->tx));
+	assert_int_equal(shm_region_reap_closed(qp->rx), 0);
+	assert_int_equal(shm_region_reap(qp->rx), 0);
+	q_expect(qp->rx, 1, 8, src);
+	assert_int_equal(shm_region_reap_closed(qp->rx), 0);	/* one left */
+	q_expect(qp->rx, 2, 8, src);
+	assert_int_equal(shm_region_reap_closed(qp->rx), 1);
+	assert_int_equal(atomic_load(&slot->state), SHM_SLOT_FREE);
+	assert_int_equal(shm_region_slot_name(qp->rx, src, name, NULL),
+			 -FI_ENOENT);
+
+	assert_int_equal(shm_peer_open(qp->tx, shm_region_name(qp->rx),
+				       &qp->peer), 0);
+	slot = &qp->rx->slots[qp->peer->q.src];
+	q_send(qp->peer, 3, 8);
+	q_expect(qp->rx, 3, 8, qp->peer->q.src);
+	shm_peer_close(qp->peer);
+	qp->peer = NULL;
+	assert_int_equal(atomic_load(&slot->state), SHM_SLOT_FREE);
+}
+
 /* ---- many producers, each in its own process ------------------------ */
 
 #define MP_PRODUCERS	4
@@ -474,6 +511,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_queue_no_hang,
 						q_setup, q_teardown),
 		cmocka_unit_test_setup_teardown(test_release_without_poll,
+						q_setup, q_teardown),
+		cmocka_unit_test_setup_teardown(test_closed_slot_outlives_cells,
 						q_setup, q_teardown),
 		cmocka_unit_test(test_multi_producer),
 		cmocka_unit_test_setup_teardown(test_dead_producer_mid_claim,

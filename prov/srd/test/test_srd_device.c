@@ -379,6 +379,91 @@ static void test_info_small_device(void **state)
 	info_free(info);
 }
 
+/* Each context carries only what fi_endpoint(3) lets it carry; the
+ * domain-wide bits go to domain_attr. */
+static void test_info_ctx_caps(void **state)
+{
+	struct srd_dev_caps caps;
+	struct fi_info *info = info_new();
+
+	caps_from_mock(&caps);
+	srd_info_fill(&caps, "mock_0", info);
+	assert_int_equal(info->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM),
+			 FI_LOCAL_COMM | FI_REMOTE_COMM);
+	assert_int_equal(info->tx_attr->caps,
+			 FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ |
+			 FI_WRITE | FI_COLLECTIVE);
+	assert_int_equal(info->rx_attr->caps,
+			 FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE |
+			 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_RMA |
+			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT |
+			 FI_COLLECTIVE);
+	assert_int_equal(info->domain_attr->caps,
+			 FI_LOCAL_COMM | FI_REMOTE_COMM);
+	info_free(info);
+}
+
+/* src_addr: the device's name without a QP; hinted addresses checked. */
+static void test_info_addrs(void **state)
+{
+	struct srd_dev_caps caps;
+	struct fi_info *info = fi_allocinfo(), *hints = fi_allocinfo();
+	struct srd_ep_name name, peer = { .version = SRD_EP_NAME_VERSION,
+					  .qpn = 7, .qkey = 0x1234 };
+
+	assert_non_null(info);
+	assert_non_null(hints);
+	caps_from_mock(&caps);
+	assert_int_equal(srd_info_set_addrs(&caps, NULL, info), 0);
+	assert_int_equal(info->src_addrlen, sizeof(name));
+	memcpy(&name, info->src_addr, sizeof(name));
+	assert_int_equal(name.version, SRD_EP_NAME_VERSION);
+	assert_int_equal(name.qpn, 0);
+	assert_int_equal(name.qkey, 0);
+	assert_memory_equal(name.gid, mock.gid.raw, 16);
+	assert_null(info->dest_addr);
+	fi_freeinfo(info);
+
+	/* a source hinted on this device (fabtests copy the one returned) */
+	hints->src_addr = malloc(sizeof(name));
+	assert_non_null(hints->src_addr);
+	memcpy(hints->src_addr, &name, sizeof(name));
+	hints->src_addrlen = sizeof(name);
+	memcpy(peer.gid, mock.gid.raw, 16);
+	peer.gid[15] ^= 1;
+	hints->dest_addr = malloc(sizeof(peer));
+	assert_non_null(hints->dest_addr);
+	memcpy(hints->dest_addr, &peer, sizeof(peer));
+	hints->dest_addrlen = sizeof(peer);
+	info = fi_allocinfo();
+	assert_int_equal(srd_info_set_addrs(&caps, hints, info), 0);
+	assert_int_equal(info->dest_addrlen, sizeof(peer));
+	assert_memory_equal(info->dest_addr, &peer, sizeof(peer));
+	assert_memory_equal(info->src_addr, &name, sizeof(name));
+	fi_freeinfo(info);
+
+	/* a destination that is no srd name */
+	hints->dest_addrlen = sizeof(peer) - 1;
+	info = fi_allocinfo();
+	assert_int_equal(srd_info_set_addrs(&caps, hints, info), -FI_ENODATA);
+	fi_freeinfo(info);
+	((struct srd_ep_name *)hints->dest_addr)->qkey = 0;
+	hints->dest_addrlen = sizeof(peer);
+	info = fi_allocinfo();
+	assert_int_equal(srd_info_set_addrs(&caps, hints, info), -FI_ENODATA);
+	fi_freeinfo(info);
+
+	/* a source on another device */
+	free(hints->dest_addr);
+	hints->dest_addr = NULL;
+	hints->dest_addrlen = 0;
+	((struct srd_ep_name *)hints->src_addr)->gid[0] ^= 0xff;
+	info = fi_allocinfo();
+	assert_int_equal(srd_info_set_addrs(&caps, hints, info), -FI_ENODATA);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +479,8 @@ int main(void)
 		cmocka_unit_test_setup(test_info_no_rdma, setup),
 		cmocka_unit_test_setup(test_info_write_only, setup),
 		cmocka_unit_test_setup(test_info_small_device, setup),
+		cmocka_unit_test_setup(test_info_ctx_caps, setup),
+		cmocka_unit_test_setup(test_info_addrs, setup),
 	};
 
 	return cmocka_run_group_tests_name("srd_device", tests, NULL, NULL);

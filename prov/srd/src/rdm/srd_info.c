@@ -9,14 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SRD_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define SRD_MSG_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
-		      FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
-		      FI_REMOTE_COMM | FI_COLLECTIVE)
+		      FI_DIRECTED_RECV | FI_MULTI_RECV | SRD_DOMAIN_CAPS | \
+		      FI_COLLECTIVE)
 /* FI_RMA_EVENT: the target counts every RMA and atomic aimed at it;
  * an endpoint with a remote counter bound asks its peers to emulate RMA
  * toward it (SRD_FEAT_RMA_EVENT), which the target handles itself. */
 #define SRD_RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
 		      FI_REMOTE_WRITE | FI_RMA_EVENT)
+/* What of the above each context may carry (fi_endpoint(3)). */
+#define SRD_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | \
+		     FI_WRITE | FI_COLLECTIVE)
+#define SRD_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | \
+		     FI_DIRECTED_RECV | FI_MULTI_RECV | FI_RMA | \
+		     FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT | \
+		     FI_COLLECTIVE)
 
 size_t srd_rounddown_pow2(size_t v)
 {
@@ -80,7 +88,7 @@ void srd_info_fill(const struct srd_dev_caps *caps, const char *dev_name,
 	info->mode = 0;
 	info->addr_format = FI_FORMAT_UNSPEC;
 
-	info->tx_attr->caps = info->caps;
+	info->tx_attr->caps = info->caps & SRD_TX_CAPS;
 	info->tx_attr->msg_order = FI_ORDER_SAS;
 	info->tx_attr->comp_order = FI_ORDER_NONE;
 	info->tx_attr->inject_size = pc.inject_size;
@@ -88,7 +96,7 @@ void srd_info_fill(const struct srd_dev_caps *caps, const char *dev_name,
 	info->tx_attr->iov_limit = pc.tx_iov_limit;
 	info->tx_attr->rma_iov_limit = pc.hw_rma ? 1 : 0;
 
-	info->rx_attr->caps = info->caps;
+	info->rx_attr->caps = info->caps & SRD_RX_CAPS;
 	info->rx_attr->msg_order = FI_ORDER_SAS;
 	info->rx_attr->comp_order = FI_ORDER_NONE;
 	info->rx_attr->size = pc.rx_size;
@@ -118,7 +126,72 @@ void srd_info_fill(const struct srd_dev_caps *caps, const char *dev_name,
 	info->domain_attr->max_ep_rx_ctx = 1;
 	info->domain_attr->mr_cnt = caps->max_mr;
 	info->domain_attr->mr_iov_limit = 1;
+	info->domain_attr->caps = SRD_DOMAIN_CAPS;
 	srd_info_set_str(&info->domain_attr->name, dev_name);
 
 	srd_info_set_str(&info->fabric_attr->name, "srd");
+}
+
+static int srd_info_addr_dup(void **dst, size_t *dstlen, const void *src)
+{
+	*dst = malloc(sizeof(struct srd_ep_name));
+	if (!*dst)
+		return -FI_ENOMEM;
+	memcpy(*dst, src, sizeof(struct srd_ep_name));
+	*dstlen = sizeof(struct srd_ep_name);
+	return 0;
+}
+
+/* A source the application names must be on this device; only the GID can
+ * be chosen, the QP number comes with the endpoint's QP. */
+static int srd_info_check_src(const struct srd_dev_caps *caps,
+			      const void *addr, size_t len)
+{
+	const struct srd_ep_name *name = addr;
+
+	if (len != sizeof(*name) || name->version != SRD_EP_NAME_VERSION) {
+		FI_INFO(&srd_prov, FI_LOG_CORE,
+			"hints->src_addr of %zu bytes is not an srd name\n",
+			len);
+		return -FI_ENODATA;
+	}
+	if (memcmp(name->gid, caps->gid.raw, sizeof(name->gid))) {
+		FI_INFO(&srd_prov, FI_LOG_CORE,
+			"hints->src_addr names another device\n");
+		return -FI_ENODATA;
+	}
+	return 0;
+}
+
+int srd_info_set_addrs(const struct srd_dev_caps *caps,
+		       const struct fi_info *hints, struct fi_info *info)
+{
+	struct srd_ep_name name;
+	int ret;
+
+	if (hints && hints->src_addr) {
+		ret = srd_info_check_src(caps, hints->src_addr,
+					 hints->src_addrlen);
+		if (ret)
+			return ret;
+	}
+	if (hints && hints->dest_addr) {
+		if (hints->dest_addrlen != sizeof(name)) {
+			FI_INFO(&srd_prov, FI_LOG_CORE,
+				"hints->dest_addr of %zu bytes is not an srd name\n",
+				hints->dest_addrlen);
+			return -FI_ENODATA;
+		}
+		if (srd_ep_name_parse(hints->dest_addr, hints->dest_addrlen,
+				      &name))
+			return -FI_ENODATA;
+		ret = srd_info_addr_dup(&info->dest_addr, &info->dest_addrlen,
+					hints->dest_addr);
+		if (ret)
+			return ret;
+	}
+	memset(&name, 0, sizeof(name));
+	name.version = SRD_EP_NAME_VERSION;
+	memcpy(name.gid, caps->gid.raw, sizeof(name.gid));
+	return srd_info_addr_dup(&info->src_addr, &info->src_addrlen, &name);
 }

@@ -8,6 +8,7 @@
 #include "weft/compat.h"
 #include "weft/core.h"
 #include "weft/settings.h"
+#include "weft/util_host.h"
 #include "srd_rdm.h"
 #include "proto/srd_ring.h"
 
@@ -60,6 +61,13 @@ static int srd_getinfo(uint32_t version, const char *node, const char *service,
 			"fi_getname addresses instead\n");
 		return -FI_ENODATA;
 	}
+	/* As a source, a node can only be this host; a service cannot pick
+	 * a QP number and is ignored. */
+	if (node && !util_host_is_local(node, !!(flags & FI_NUMERICHOST))) {
+		FI_INFO(&srd_prov, FI_LOG_CORE,
+			"source node '%s' is not this host\n", node);
+		return -FI_ENODATA;
+	}
 	if (hints && hints->addr_format != FI_FORMAT_UNSPEC) {
 		FI_INFO(&srd_prov, FI_LOG_CORE,
 			"addr_format %u: srd names are FI_FORMAT_UNSPEC\n",
@@ -73,6 +81,11 @@ static int srd_getinfo(uint32_t version, const char *node, const char *service,
 	if (!fi)
 		return -FI_ENOMEM;
 	srd_info_fill(&dev->caps, dev->name, fi);
+	err = srd_info_set_addrs(&dev->caps, hints, fi);
+	if (err) {
+		fi_freeinfo(fi);
+		return err;
+	}
 	/* Atomics are emulated over messages: every device can serve them. */
 	fi->caps |= FI_ATOMIC;
 	fi->tx_attr->caps |= FI_ATOMIC;

@@ -84,6 +84,13 @@ void srd_ep_name_build(const struct srd_dev_qp *qp, struct srd_ep_name *name);
 /* Validates untrusted bytes: -FI_EINVAL with a log line when malformed. */
 int srd_ep_name_parse(const void *buf, size_t len, struct srd_ep_name *name);
 int srd_ep_name_str(const struct srd_ep_name *name, char *buf, size_t len);
+/* fi_getinfo's addresses: src_addr is the device's name without a QP
+ * (qpn and qkey 0), since an endpoint's QP number comes with its QP and no
+ * node or service can choose it; hints->dest_addr, a valid name, is
+ * returned as dest_addr. -FI_ENODATA for a hinted source on another device
+ * or a malformed hinted destination. */
+int srd_info_set_addrs(const struct srd_dev_caps *caps,
+		       const struct fi_info *hints, struct fi_info *info);
 
 /* ---- error completions that name the peer (srd_err.c) ----------------- */
 
