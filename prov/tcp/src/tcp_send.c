@@ -251,8 +251,15 @@ static int tcp_send_data(struct tcp_ep *ep, struct tcp_op *op,
 	}
 	n = k;
 	op->frames += (uint32_t)n;
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
+		/* A push may write at once and find the peer gone (epoll):
+		 * the op ended with it, the other pieces go nowhere. */
+		if (peer->state != TCP_PEER_READY) {
+			tcp_tx_put(ep, tx[k]);
+			continue;
+		}
 		tcp_conn_push(conns[k], tx[k], false);
+	}
 	return 0;
 }
 
@@ -262,14 +269,20 @@ int tcp_send_on_cts(struct tcp_conn *c)
 	const struct tcp_hdr *h = &c->rh;
 	struct tcp_op *op = tcp_op_find(ep, c->peer, h->id);
 
+	uint64_t id = h->id;
+	int err;
+
 	if (!op || op->type != TCP_OPT_RNDV || op->answered ||
 	    h->size > op->len)
 		return -TCP_EPROTO;
 	/* Answered only once the DATA frames are counted: one written at
 	 * once must not end the op before its siblings are queued. */
-	tcp_op_answer(ep, op, h->size && tcp_send_data(ep, op, c->peer,
-							h->xfer, h->size) ?
-			      FI_ENOMEM : 0);
+	err = h->size && tcp_send_data(ep, op, c->peer, h->xfer, h->size) ?
+	      FI_ENOMEM : 0;
+	/* A write that failed the peer meanwhile ended the op with it. */
+	if (tcp_op_find(ep, c->peer, id) != op)
+		return 0;
+	tcp_op_answer(ep, op, err);
 	return 0;
 }
 
