@@ -13,10 +13,10 @@
  * and must not use its tag bits, so it is a third class of messages beside
  * untagged and tagged ones:
  *   - on the wire, one header flag bit says "collective class" (shm: cell
- *     flag SHM_F_COLL, srd: packet flag SRD_PKT_F_COLL, tcp: its own); the
- *     message otherwise travels like a tagged one, with the engine's 64-bit
- *     tag (layout: UTIL_COLL_TAG below), any size, the provider's usual
- *     eager/rendezvous protocols;
+ *     flag SHM_F_COLL, srd: packet flag SRD_PKT_F_COLL, tcp: frame flag
+ *     TCP_F_COLL); the message otherwise travels like a tagged one, with
+ *     the engine's 64-bit tag (layout: UTIL_COLL_TAG below), any size, the
+ *     provider's usual eager/rendezvous protocols;
  *   - on arrival, such a message is matched against util_srx's collective
  *     queue (UTIL_SRX_COLL: util_srx_match, util_srx_add_unexp and the
  *     provider's usual delivery), by source fi_addr and exact tag, so the

@@ -35,6 +35,7 @@
 
 #include "weft/log.h"
 #include "weft/util.h"
+#include "weft/util_coll.h"
 #include "tcp_proto.h"
 
 #define TCP_PROV_NAME      "tcp"
@@ -150,6 +151,8 @@ enum tcp_tx_kind {
 	TCP_TX_CTRL,	/* nothing: handshake, CTS, ACK, responses */
 	TCP_TX_SEND,	/* an eager send: its completion */
 	TCP_TX_OP,	/* a frame of op: op->frames-- */
+	TCP_TX_COLL,	/* the collective engine's MSG: util_coll_send_done
+			 * (context NULL: copied into data[], nothing) */
 };
 
 /* One frame on a connection's queue. Payload from the application's
@@ -295,6 +298,9 @@ struct tcp_peer {
 	uint8_t state;			/* enum tcp_peer_state */
 	bool self;
 	bool nonce_known;
+	bool failed;			/* failed once: not alive for the
+					 * collective engine, even if a later
+					 * connection reaches it again */
 	uint64_t nonce;			/* its incarnation */
 	uint64_t eager_max;		/* min(ours, its) */
 	uint64_t deadline_ns;		/* waiting for its connection */
@@ -568,6 +574,8 @@ void tcp_recv_msg_end(struct tcp_conn *c);
 void tcp_recv_msg_abort(struct tcp_conn *c, int err);
 int tcp_recv_rts(struct tcp_conn *c);
 void tcp_recv_resolve_src_slow(struct tcp_ep *ep);
+/* The same with ep->lock held (the collective engine's receives). */
+void tcp_recv_resolve_src_locked(struct tcp_ep *ep);
 
 /* Before a receive is posted: unexpected messages whose sender the AV has
  * learned since they arrived get their source, so that a directed receive
@@ -598,6 +606,18 @@ int tcp_send_on_ack(struct tcp_conn *c);
 /* A control frame with no payload toward peer (CTS, ACK, PONG). */
 int tcp_send_ctrl(struct tcp_ep *ep, struct tcp_peer *peer,
 		  struct tcp_hdr *h);
+
+/* tcp_coll.c / tcp_send.c: the collective engine's transport. */
+extern const struct util_coll_xport tcp_coll_xport;
+ssize_t tcp_coll_send(struct tcp_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t tag, void *ctx);
+/* A send of the class ended: to the engine, unless the endpoint is
+ * closing (the engine is gone, and so is ctx). */
+static inline void tcp_coll_send_done(struct tcp_ep *ep, void *ctx, int err)
+{
+	if (ctx && ep->util.coll)
+		util_coll_send_done(&ep->util, ctx, err);
+}
 
 /* tcp_rma.c / tcp_atomic.c */
 extern const struct fi_ops_rma tcp_rma_ops;

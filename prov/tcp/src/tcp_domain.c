@@ -46,7 +46,7 @@ static const struct fi_ops_domain tcp_domain_ops = {
 	.stx_ctx = util_no_stx_ctx,
 	.srx_ctx = util_no_srx_ctx,
 	.query_atomic = util_domain_query_atomic,
-	.query_collective = util_no_query_collective,
+	.query_collective = util_coll_query,
 	.endpoint2 = util_no_endpoint2,
 };
 

@@ -27,6 +27,9 @@ static int tcp_ep_close(struct fid *fid)
 		tcp_conn_flush_all(ep);
 		util_lock_release(&ep->util.lock);
 	}
+	/* From here on frames of the collective class are dropped unseen
+	 * (tcp_coll_send_done): their contexts go with the engine. */
+	util_coll_ep_fini(&ep->util);
 	util_ep_fini(&ep->util);
 	if (ep->io) {
 		tcp_conn_close_all(ep);
@@ -108,7 +111,7 @@ static const struct fi_ops_cm tcp_ep_cm_ops = {
 	.accept = util_no_accept,
 	.reject = util_no_reject,
 	.shutdown = util_no_shutdown,
-	.join = util_no_join,
+	.join = util_coll_join,
 };
 
 static void tcp_ep_set_ops(struct tcp_ep *ep)
@@ -237,6 +240,8 @@ int tcp_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		tcp_ep_close(&ep->util.ep_fid.fid);
 		return ret;
 	}
+	if (info->caps & FI_COLLECTIVE)
+		util_coll_ep_init(&ep->util, &tcp_coll_xport);
 	*ep_fid = &ep->util.ep_fid;
 	return 0;
 }

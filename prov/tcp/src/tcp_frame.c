@@ -70,8 +70,9 @@ static const uint8_t tcp_hlen_table[TCP_OP_MAX] = {
 
 /* Flags each op may carry; anything else is a protocol error. */
 static const uint16_t tcp_flags_table[TCP_OP_MAX] = {
-	[TCP_OP_MSG] = TCP_F_TAGGED | TCP_F_CQ_DATA | TCP_F_ACK_REQ,
-	[TCP_OP_RTS] = TCP_F_TAGGED | TCP_F_CQ_DATA,
+	[TCP_OP_MSG] = TCP_F_TAGGED | TCP_F_CQ_DATA | TCP_F_ACK_REQ |
+		       TCP_F_COLL,
+	[TCP_OP_RTS] = TCP_F_TAGGED | TCP_F_CQ_DATA | TCP_F_COLL,
 	[TCP_OP_WRITE] = TCP_F_CQ_DATA,
 	[TCP_OP_ATOMIC] = TCP_F_CQ_DATA,
 };

@@ -31,7 +31,7 @@ struct fi_provider tcp_prov = {
 #define TCP_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | \
 		  FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | \
 		  FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_MULTI_RECV | \
-		  FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
+		  FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_COLLECTIVE)
 
 /* Frames toward one peer go out on one connection in order and the
  * target handles them in order; RMA reads are answered from the target's
@@ -398,5 +398,6 @@ static int tcp_getinfo(uint32_t version, const char *node, const char *service,
 struct fi_provider *tcp_prov_init(void)
 {
 	tcp_params_init();
+	util_coll_params_init();
 	return &tcp_prov;
 }

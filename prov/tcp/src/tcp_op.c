@@ -93,7 +93,9 @@ void tcp_op_release(struct tcp_ep *ep, struct tcp_op *op)
 
 void tcp_op_complete(struct tcp_ep *ep, struct tcp_op *op, int err)
 {
-	if (err) {
+	if (WEFT_UNLIKELY(op->comp_flags & UTIL_COLL_FLAG)) {
+		tcp_coll_send_done(ep, op->context, err);
+	} else if (err) {
 		if (!op->inject)
 			util_ep_tx_err(&ep->util, op->context, op->comp_flags,
 				       err, 0, 0, 0);

@@ -190,6 +190,7 @@ void tcp_peer_fail(struct tcp_ep *ep, struct tcp_peer *peer, int err,
 	memset(peer->stripe, 0, sizeof(peer->stripe));
 	peer->nonce_known = false;
 	peer->deadline_ns = 0;
+	peer->failed = true;
 }
 
 void tcp_peer_check_timeouts(struct tcp_ep *ep, uint64_t now)

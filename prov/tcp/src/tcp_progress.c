@@ -42,6 +42,8 @@ void tcp_ep_progress_locked(struct tcp_ep *ep)
 		tcp_ep_check(ep);
 	if (WEFT_UNLIKELY(ep->closed_pending))
 		tcp_conn_free_closed(ep);
+	if (WEFT_UNLIKELY(util_coll_busy(&ep->util)))
+		util_coll_progress(&ep->util);
 }
 
 void tcp_ep_progress(struct util_ep *util)

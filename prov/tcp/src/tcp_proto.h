@@ -59,9 +59,11 @@ enum tcp_opcode {
 #define TCP_F_TAGGED	0x0001u	/* MSG, RTS: tag is significant */
 #define TCP_F_CQ_DATA	0x0002u	/* MSG, RTS, WRITE, ATOMIC: data is CQ data */
 #define TCP_F_ACK_REQ	0x0004u	/* MSG: answer with ACK once delivered */
-/* Reserved for an internal/collective message class: zero in version 1,
- * and a version 1 receiver refuses a frame that sets it. */
-#define TCP_F_INTERNAL	0x8000u
+/* MSG, RTS (always with TAGGED): a message of the collective class
+ * (util_coll.h), matched in its own queue by sender and tag; the tag is
+ * the collective engine's, never the application's. An endpoint opened
+ * without FI_COLLECTIVE refuses it (the connection fails). */
+#define TCP_F_COLL	0x8000u
 
 #define TCP_BASE_LEN	16u
 /* The largest header of version 1 (ATOMIC). */

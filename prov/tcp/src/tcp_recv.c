@@ -44,13 +44,14 @@ static void tcp_unexp_free(struct tcp_ep *ep, struct tcp_unexp *ux)
  * is inserted after its first messages arrived, as MPI ranks starting at
  * different times do) leaves the source unknown: remember to look again
  * before the next receive is posted. */
-static void tcp_recv_add_unexp(struct tcp_ep *ep, bool tagged,
+static void tcp_recv_add_unexp(struct tcp_ep *ep, unsigned int cls,
 			       struct tcp_unexp *ux)
 {
 	if (ux->srx.match.src == FI_ADDR_NOTAVAIL &&
-	    (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)))
+	    ((ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ||
+	     cls == UTIL_SRX_COLL))
 		__atomic_store_n(&ep->unexp_unknown, true, __ATOMIC_RELAXED);
-	util_srx_add_unexp(&ep->srx, tagged, &ux->srx);
+	util_srx_add_unexp(&ep->srx, cls, &ux->srx);
 }
 
 static bool tcp_recv_resolve_queue(struct tcp_ep *ep,
@@ -73,19 +74,25 @@ static bool tcp_recv_resolve_queue(struct tcp_ep *ep,
 /* Only when the AV gained addresses since the last look: senders it
  * still lacks cost nothing per post. Queue order is kept, so the oldest
  * message of a sender is still the first a receive finds. */
-void tcp_recv_resolve_src_slow(struct tcp_ep *ep)
+void tcp_recv_resolve_src_locked(struct tcp_ep *ep)
 {
 	uint64_t gen = tcp_av_gen_now();
 	bool unknown;
 
-	util_lock_acquire(&ep->util.lock);
 	if (ep->unexp_unknown && gen != ep->unknown_gen) {
 		unknown = tcp_recv_resolve_queue(ep, &ep->srx.msg_q);
 		unknown |= tcp_recv_resolve_queue(ep, &ep->srx.tag_q);
+		unknown |= tcp_recv_resolve_queue(ep, &ep->srx.coll_q);
 		ep->unknown_gen = gen;
 		__atomic_store_n(&ep->unexp_unknown, unknown,
 				 __ATOMIC_RELAXED);
 	}
+}
+
+void tcp_recv_resolve_src_slow(struct tcp_ep *ep)
+{
+	util_lock_acquire(&ep->util.lock);
+	tcp_recv_resolve_src_locked(ep);
 	util_lock_release(&ep->util.lock);
 }
 
@@ -244,6 +251,38 @@ static inline fi_addr_t tcp_recv_src(struct tcp_ep *ep, struct tcp_peer *peer)
 	       tcp_peer_fi_addr(ep, peer) : FI_ADDR_NOTAVAIL;
 }
 
+/* The queue a MSG or RTS matches in (frame flags f). */
+static inline unsigned int tcp_recv_class(uint16_t f)
+{
+	if (WEFT_UNLIKELY(f & TCP_F_COLL))
+		return UTIL_SRX_COLL;
+	return (f & TCP_F_TAGGED) ? UTIL_SRX_TAGGED : UTIL_SRX_MSG;
+}
+
+/* The sender as its class matches it: the collective class always by
+ * source. */
+static inline fi_addr_t tcp_recv_src_cls(struct tcp_ep *ep,
+					 struct tcp_peer *peer,
+					 unsigned int cls)
+{
+	if (WEFT_UNLIKELY(cls == UTIL_SRX_COLL))
+		return tcp_peer_fi_addr(ep, peer);
+	return tcp_recv_src(ep, peer);
+}
+
+/* A frame of the collective class is only for an endpoint that runs the
+ * engine: elsewhere nothing would ever take it. */
+static int __attribute__((noinline)) tcp_recv_coll_refused(struct tcp_conn *c)
+{
+	char buf[64];
+
+	FI_WARN(&tcp_prov, FI_LOG_EP_DATA,
+		"peer %s sent a collective-class frame to an endpoint opened "
+		"without FI_COLLECTIVE\n",
+		tcp_addr_str(&c->peer->addr, buf, sizeof(buf)));
+	return -TCP_EPROTO;
+}
+
 static inline void tcp_recv_hdr_msg(const struct tcp_conn *c, fi_addr_t src,
 				    uint64_t tag, uint64_t size,
 				    struct util_srx_msg *m)
@@ -335,17 +374,23 @@ int tcp_recv_msg_begin(struct tcp_conn *c)
 {
 	struct tcp_ep *ep = c->ep;
 	const struct tcp_hdr *h = &c->rh;
-	bool tagged = h->flags & TCP_F_TAGGED;
-	uint64_t tag = tagged ? h->tag : 0;
-	fi_addr_t src = tcp_recv_src(ep, c->peer);
-	struct util_srx_entry *e = util_srx_match(&ep->srx, tagged, src, tag);
+	unsigned int cls = tcp_recv_class(h->flags);
+	uint64_t tag = cls != UTIL_SRX_MSG ? h->tag : 0;
+	fi_addr_t src;
+	struct util_srx_entry *e;
 	struct util_srx_dest *d = &c->sink.dest;
 
+	if (WEFT_UNLIKELY(cls == UTIL_SRX_COLL && !ep->util.coll))
+		return tcp_recv_coll_refused(c);
+	src = tcp_recv_src_cls(ep, c->peer, cls);
+	e = util_srx_match(&ep->srx, cls, src, tag);
 	if (!e)
 		return tcp_recv_unexp_begin(c, src, tag);
+	/* The fast path reports to the application's CQ: neither a
+	 * message that wants an ACK nor one of the collective class. */
 	if (WEFT_LIKELY(e->iov_count == 1 &&
 			!(e->match.flags & FI_MULTI_RECV) &&
-			!(h->flags & TCP_F_ACK_REQ) &&
+			!(h->flags & (TCP_F_ACK_REQ | TCP_F_COLL)) &&
 			c->rtail - c->rhead - h->hlen >= h->len))
 		return tcp_recv_msg_fast(c, e, src, tag);
 	util_srx_dest(&ep->srx, e, h->len, d);
@@ -360,14 +405,15 @@ void tcp_recv_msg_end(struct tcp_conn *c)
 {
 	struct tcp_ep *ep = c->ep;
 	struct tcp_unexp *ux = c->sink.arg;
-	bool tagged = c->rh.flags & TCP_F_TAGGED;
+	unsigned int cls = tcp_recv_class(c->rh.flags);
 	struct util_srx_entry *e;
 	struct util_srx_dest d;
 	struct util_srx_msg msg;
 
 	if (!ux) {
-		tcp_recv_hdr_msg(c, tcp_recv_src(ep, c->peer),
-				 tagged ? c->rh.tag : 0, c->rh.len, &msg);
+		tcp_recv_hdr_msg(c, tcp_recv_src_cls(ep, c->peer, cls),
+				 cls != UTIL_SRX_MSG ? c->rh.tag : 0,
+				 c->rh.len, &msg);
 		util_srx_complete(&ep->srx, &c->sink.dest, &msg, c->sink.cap,
 				  0, 0);
 		if (c->rh.flags & TCP_F_ACK_REQ)
@@ -375,10 +421,10 @@ void tcp_recv_msg_end(struct tcp_conn *c)
 		return;
 	}
 	/* A receive may have been posted while the payload arrived. */
-	e = util_srx_match(&ep->srx, tagged, ux->srx.match.src,
+	e = util_srx_match(&ep->srx, cls, ux->srx.match.src,
 			   ux->srx.match.tag);
 	if (!e) {
-		tcp_recv_add_unexp(ep, tagged, ux);
+		tcp_recv_add_unexp(ep, cls, ux);
 		return;
 	}
 	util_srx_dest(&ep->srx, e, ux->len, &d);
@@ -396,7 +442,8 @@ void tcp_recv_msg_abort(struct tcp_conn *c, int err)
 	}
 	if (!err)
 		return;
-	tcp_recv_hdr_msg(c, FI_ADDR_NOTAVAIL, (c->rh.flags & TCP_F_TAGGED) ?
+	tcp_recv_hdr_msg(c, FI_ADDR_NOTAVAIL,
+			 (c->rh.flags & (TCP_F_TAGGED | TCP_F_COLL)) ?
 			 c->rh.tag : 0, c->rh.len, &msg);
 	util_srx_complete(&ep->srx, &c->sink.dest, &msg,
 			  c->sink.done < c->sink.cap ? c->sink.done :
@@ -407,18 +454,21 @@ int tcp_recv_rts(struct tcp_conn *c)
 {
 	struct tcp_ep *ep = c->ep;
 	const struct tcp_hdr *h = &c->rh;
-	bool tagged = h->flags & TCP_F_TAGGED;
-	uint64_t tag = tagged ? h->tag : 0;
-	fi_addr_t src = tcp_recv_src(ep, c->peer);
+	unsigned int cls = tcp_recv_class(h->flags);
+	uint64_t tag = cls != UTIL_SRX_MSG ? h->tag : 0;
+	fi_addr_t src;
 	struct util_srx_entry *e;
 	struct util_srx_dest d;
 	struct util_srx_msg msg;
 	struct tcp_unexp *ux;
 
+	if (WEFT_UNLIKELY(cls == UTIL_SRX_COLL && !ep->util.coll))
+		return tcp_recv_coll_refused(c);
 	/* A matched receive cannot wait: be sure of a transfer first. */
 	if (!ep->xfer_free_top)
 		return -FI_EAGAIN;
-	e = util_srx_match(&ep->srx, tagged, src, tag);
+	src = tcp_recv_src_cls(ep, c->peer, cls);
+	e = util_srx_match(&ep->srx, cls, src, tag);
 	if (e) {
 		util_srx_dest(&ep->srx, e, h->size, &d);
 		tcp_recv_hdr_msg(c, src, tag, h->size, &msg);
@@ -437,7 +487,7 @@ int tcp_recv_rts(struct tcp_conn *c)
 	ux->len = 0;
 	ux->buf = NULL;
 	ux->buf_kind = TCP_UBUF_INLINE;
-	tcp_recv_add_unexp(ep, tagged, ux);
+	tcp_recv_add_unexp(ep, cls, ux);
 	return 0;
 }
 

@@ -30,7 +30,7 @@ static void tcp_send_op_fill(struct tcp_ep *ep, struct tcp_op *op,
 			     size_t len, void *context, uint64_t flags)
 {
 	op->context = context;
-	op->comp_flags = tcp_send_comp_flags(flags);
+	op->comp_flags = tcp_send_comp_flags(flags) | (flags & UTIL_COLL_FLAG);
 	op->want_comp = util_ep_tx_wants_comp(&ep->util, flags);
 	op->cntr = UTIL_CNTR_SEND;
 	op->len = len;
@@ -64,6 +64,8 @@ static ssize_t tcp_send_with_op(struct tcp_ep *ep, struct tcp_peer *peer,
 		return -FI_EAGAIN;
 	}
 	tcp_send_op_fill(ep, op, iov, count, len, context, flags);
+	if (flags & UTIL_COLL_FLAG)
+		h.flags |= TCP_F_COLL;
 	h.id = tcp_op_id(op);
 	if (rndv) {
 		h.op = TCP_OP_RTS;
@@ -176,6 +178,48 @@ ssize_t tcp_inject_post(struct tcp_ep *ep, const void *buf, size_t len,
 			     flags | FI_INJECT);
 }
 
+/* The collective engine's send (util_coll_xport.send, ep->lock held):
+ * up to TCP_INJECT_MAX bytes copied into the frame (1: the engine's
+ * buffer is free at once, and a later failure is the engine's to find
+ * through peer_alive); up to the eager size one MSG from the engine's
+ * buffer, and beyond it a rendezvous, both completing through
+ * tcp_coll_send_done (0). */
+ssize_t tcp_coll_send(struct tcp_ep *ep, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
+{
+	size_t len = util_iov_total(iov, count);
+	struct tcp_hdr h = { .op = TCP_OP_MSG, .flags = TCP_F_TAGGED | TCP_F_COLL,
+			     .len = len, .tag = tag };
+	struct iovec copy;
+	struct tcp_peer *peer;
+	struct tcp_tx *tx;
+	ssize_t ret;
+	bool copied = len <= TCP_INJECT_MAX;
+
+	ret = tcp_peer_tx(ep, dest, &peer);
+	if (ret)
+		return ret;
+	if (len > peer->eager_max)
+		return tcp_send_with_op(ep, peer, iov, count, len, tag, 0, ctx,
+					FI_TAGGED | UTIL_COLL_FLAG, true);
+	tx = tcp_tx_get(ep);
+	if (!tx)
+		return -FI_EAGAIN;
+	tx->kind = TCP_TX_COLL;
+	tx->context = copied ? NULL : ctx;
+	if (copied) {
+		util_iov_copy_from(iov, count, 0, tx->data, len);
+		copy.iov_base = tx->data;
+		copy.iov_len = len;
+		iov = &copy;
+		count = 1;
+	}
+	tcp_tx_frame(tx, &h, iov, count);
+	/* tx may be written and gone when this returns */
+	tcp_peer_push(ep, peer, tx, false);
+	return copied;
+}
+
 int tcp_send_ctrl(struct tcp_ep *ep, struct tcp_peer *peer,
 		  struct tcp_hdr *h)
 {
@@ -251,8 +295,15 @@ static int tcp_send_data(struct tcp_ep *ep, struct tcp_op *op,
 	}
 	n = k;
 	op->frames += (uint32_t)n;
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
+		/* A push may write at once and find the peer gone (epoll):
+		 * the op ended with it, the other pieces go nowhere. */
+		if (peer->state != TCP_PEER_READY) {
+			tcp_tx_put(ep, tx[k]);
+			continue;
+		}
 		tcp_conn_push(conns[k], tx[k], false);
+	}
 	return 0;
 }
 
@@ -262,14 +313,20 @@ int tcp_send_on_cts(struct tcp_conn *c)
 	const struct tcp_hdr *h = &c->rh;
 	struct tcp_op *op = tcp_op_find(ep, c->peer, h->id);
 
+	uint64_t id = h->id;
+	int err;
+
 	if (!op || op->type != TCP_OPT_RNDV || op->answered ||
 	    h->size > op->len)
 		return -TCP_EPROTO;
 	/* Answered only once the DATA frames are counted: one written at
 	 * once must not end the op before its siblings are queued. */
-	tcp_op_answer(ep, op, h->size && tcp_send_data(ep, op, c->peer,
-							h->xfer, h->size) ?
-			      FI_ENOMEM : 0);
+	err = h->size && tcp_send_data(ep, op, c->peer, h->xfer, h->size) ?
+	      FI_ENOMEM : 0;
+	/* A write that failed the peer meanwhile ended the op with it. */
+	if (tcp_op_find(ep, c->peer, id) != op)
+		return 0;
+	tcp_op_answer(ep, op, err);
 	return 0;
 }
 

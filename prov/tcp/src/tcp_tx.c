@@ -174,6 +174,9 @@ static void tcp_tx_done(struct tcp_ep *ep, struct tcp_tx *tx)
 	case TCP_TX_OP:
 		tcp_op_frame_sent(ep, tx->op);
 		break;
+	case TCP_TX_COLL:
+		tcp_coll_send_done(ep, tx->context, 0);
+		break;
 	default:
 		break;
 	}
@@ -220,6 +223,8 @@ void tcp_tx_fail_queue(struct tcp_ep *ep, struct tcp_tx *head, int err)
 			 * (tcp_op_fail_peer), after all its frames are
 			 * gone. */
 			tx->op->frames--;
+		} else if (tx->kind == TCP_TX_COLL && err) {
+			tcp_coll_send_done(ep, tx->context, err);
 		}
 		tcp_tx_put(ep, tx);
 	}

@@ -109,11 +109,15 @@ static void test_roundtrip_all_ops(void **state)
 	h.tag = 0xfedcba9876543210ull;
 	h.data = 42;
 	t_roundtrip(h);
+	h.flags = TCP_F_TAGGED | TCP_F_COLL;	/* the collective class */
+	t_roundtrip(h);
 	h = t_hdr(TCP_OP_RTS);
 	h.flags = TCP_F_TAGGED;
 	h.size = (uint64_t)1 << 40;
 	h.id = 7;
 	h.tag = 9;
+	t_roundtrip(h);
+	h.flags = TCP_F_TAGGED | TCP_F_COLL;
 	t_roundtrip(h);
 	h = t_hdr(TCP_OP_CTS);
 	h.id = 3;
@@ -215,7 +219,10 @@ static void test_base_checks(void **state)
 	t_refuse_byte(h, 5, 1);			/* reserved bytes */
 	t_refuse_byte(h, 6, 1);
 	t_refuse_byte(h, 7, 0x80);
-	h.flags = TCP_F_INTERNAL;		/* reserved class */
+	h.flags = 0x4000;			/* no such flag */
+	t_refuse(h);
+	h = t_hdr(TCP_OP_WRITE);
+	h.flags = TCP_F_COLL;			/* messages only */
 	t_refuse(h);
 	h = t_hdr(TCP_OP_CTS);
 	h.flags = TCP_F_TAGGED;			/* not a CTS flag */

@@ -274,9 +274,11 @@ static void test_bad_version(void **state)
 	t_fake_bytes(buf, 16);
 }
 
-static void test_reserved_flag(void **state)
+/* The collective class toward an endpoint opened without FI_COLLECTIVE. */
+static void test_coll_class_refused(void **state)
 {
-	struct tcp_hdr h = { .op = TCP_OP_MSG, .flags = TCP_F_INTERNAL };
+	struct tcp_hdr h = { .op = TCP_OP_MSG,
+			     .flags = TCP_F_TAGGED | TCP_F_COLL };
 
 	(void)state;
 	t_fake_frame(&h, NULL);
@@ -411,7 +413,7 @@ int main(void)
 		cmocka_unit_test(test_hello_rejected),
 		cmocka_unit_test(test_half_header_then_eof),
 		cmocka_unit_test(test_bad_version),
-		cmocka_unit_test(test_reserved_flag),
+		cmocka_unit_test(test_coll_class_refused),
 		cmocka_unit_test(test_msg_too_long),
 		cmocka_unit_test(test_cts_unknown_id),
 		cmocka_unit_test(test_cts_too_large),
