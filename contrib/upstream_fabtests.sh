@@ -242,14 +242,16 @@ target_setup() {
 
 # runfabtests.sh's cleanup kills every process on the host whose name starts
 # with fi_ (other users' fi_pingpong included). This ps, first on its PATH,
-# shows it only the processes of its own session.
+# shows it only the processes of its own session. It drops LD_PRELOAD: in
+# sanitizer runs the environment preloads libasan, under which procps' ps
+# deadlocks at start.
 make_ps_shim() { # DIR
 	local real_ps
 	real_ps=$(command -v ps) || die "ps not found"
 	cat >"$1/ps" <<EOF
 #!/bin/sh
-sid=\$($real_ps -o sid= -p \$\$ | tr -d ' ')
-exec $real_ps -o comm,pid -s "\$sid"
+sid=\$(env -u LD_PRELOAD $real_ps -o sid= -p \$\$ | tr -d ' ')
+exec env -u LD_PRELOAD $real_ps -o comm,pid -s "\$sid"
 EOF
 	chmod +x "$1/ps"
 }
