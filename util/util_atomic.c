@@ -459,3 +459,31 @@ int util_atomic_reduce(enum fi_op op, enum fi_datatype datatype, void *dst,
 	fn(dst, a, b, count);
 	return 0;
 }
+
+size_t util_atomic_ioc_total(const struct fi_ioc *ioc, size_t n)
+{
+	size_t i, total = 0;
+
+	for (i = 0; i < n; i++)
+		total += ioc[i].count;
+	return total;
+}
+
+bool util_atomic_iocs_ok(const struct fi_ioc *ioc, size_t n, size_t max,
+			 size_t want)
+{
+	return n <= max && (!n || ioc) && util_atomic_ioc_total(ioc, n) == want;
+}
+
+size_t util_atomic_gather(const struct fi_ioc *ioc, size_t n, size_t dtsize,
+			  uint8_t *dst)
+{
+	size_t i, bytes, off = 0;
+
+	for (i = 0; i < n; i++) {
+		bytes = ioc[i].count * dtsize;
+		memcpy(dst + off, ioc[i].addr, bytes);
+		off += bytes;
+	}
+	return off;
+}

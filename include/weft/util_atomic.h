@@ -21,7 +21,9 @@
 #define WEFT_UTIL_ATOMIC_H
 
 #include "weft/compat.h"
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_atomic.h>
@@ -77,5 +79,35 @@ size_t util_atomic_any_size(enum fi_datatype datatype);
 int util_atomic_reduce_valid(enum fi_op op, enum fi_datatype datatype);
 int util_atomic_reduce(enum fi_op op, enum fi_datatype datatype, void *dst,
 		       const void *a, const void *b, size_t count);
+
+/* ---- the posting side of emulated atomics (srd, tcp) --------------------
+ * One fi_ops_atomic call in a single form, whatever entry point made it;
+ * the provider checks it and carries it to the target. */
+struct util_atomic_args {
+	uint8_t kind;			/* enum util_atomic_kind */
+	const struct fi_ioc *iov;
+	size_t count;
+	const struct fi_ioc *cmp;
+	size_t cmp_count;
+	struct fi_ioc *res;
+	size_t res_count;
+	fi_addr_t addr;
+	const struct fi_rma_ioc *rma;
+	size_t rma_count;
+	enum fi_datatype datatype;
+	enum fi_op op;
+	uint64_t data;
+	void *context;
+	uint64_t flags;
+};
+
+/* Elements in an ioc list. */
+size_t util_atomic_ioc_total(const struct fi_ioc *ioc, size_t n);
+/* At most max iocs, a list wherever n > 0, and want elements in all. */
+bool util_atomic_iocs_ok(const struct fi_ioc *ioc, size_t n, size_t max,
+			 size_t want);
+/* Copy the elements of an ioc list to dst; returns the bytes copied. */
+size_t util_atomic_gather(const struct fi_ioc *ioc, size_t n, size_t dtsize,
+			  uint8_t *dst);
 
 #endif /* WEFT_UTIL_ATOMIC_H */

@@ -14,36 +14,7 @@
 
 #include "tcp.h"
 
-struct tcp_atomic_args {
-	uint8_t kind;			/* enum util_atomic_kind */
-	const struct fi_ioc *iov;
-	size_t count;
-	const struct fi_ioc *cmp;
-	size_t cmp_count;
-	struct fi_ioc *res;
-	size_t res_count;
-	fi_addr_t addr;
-	const struct fi_rma_ioc *rma;
-	size_t rma_count;
-	enum fi_datatype datatype;
-	enum fi_op op;
-	uint64_t data;
-	void *context;
-	uint64_t flags;
-};
-
-static bool tcp_atomic_iocs_ok(const struct fi_ioc *ioc, size_t n, size_t want)
-{
-	size_t i, total = 0;
-
-	if (n > TCP_IOV_LIMIT || (n && !ioc))
-		return false;
-	for (i = 0; i < n; i++)
-		total += ioc[i].count;
-	return total == want;
-}
-
-static int tcp_atomic_check(const struct tcp_atomic_args *a, size_t *dtsize)
+static int tcp_atomic_check(const struct util_atomic_args *a, size_t *dtsize)
 {
 	size_t count;
 	int ret;
@@ -64,11 +35,14 @@ static int tcp_atomic_check(const struct tcp_atomic_args *a, size_t *dtsize)
 	count = a->rma[0].count;
 	if (!count || count > TCP_ATOMIC_MAX / *dtsize ||
 	    (a->op != FI_ATOMIC_READ &&
-	     !tcp_atomic_iocs_ok(a->iov, a->count, count)) ||
+	     !util_atomic_iocs_ok(a->iov, a->count, TCP_IOV_LIMIT,
+				 count)) ||
 	    (a->kind == UTIL_ATOMIC_COMPARE &&
-	     !tcp_atomic_iocs_ok(a->cmp, a->cmp_count, count)) ||
+	     !util_atomic_iocs_ok(a->cmp, a->cmp_count, TCP_IOV_LIMIT,
+				 count)) ||
 	    (a->kind != UTIL_ATOMIC_WRITE &&
-	     !tcp_atomic_iocs_ok(a->res, a->res_count, count))) {
+	     !util_atomic_iocs_ok(a->res, a->res_count, TCP_IOV_LIMIT,
+				 count))) {
 		FI_WARN(&tcp_prov, FI_LOG_EP_DATA,
 			"atomic: %zu elements: operand/compare/result counts "
 			"differ, or more than %d bytes\n", count,
@@ -78,21 +52,8 @@ static int tcp_atomic_check(const struct tcp_atomic_args *a, size_t *dtsize)
 	return 0;
 }
 
-static size_t tcp_atomic_gather(const struct fi_ioc *ioc, size_t n,
-				size_t dtsize, uint8_t *dst)
-{
-	size_t i, bytes, off = 0;
-
-	for (i = 0; i < n; i++) {
-		bytes = ioc[i].count * dtsize;
-		memcpy(dst + off, ioc[i].addr, bytes);
-		off += bytes;
-	}
-	return off;
-}
-
 static void tcp_atomic_fill(struct tcp_ep *ep, struct tcp_op *op,
-			    struct tcp_tx *tx, const struct tcp_atomic_args *a,
+			    struct tcp_tx *tx, const struct util_atomic_args *a,
 			    size_t dtsize)
 {
 	size_t count = a->rma[0].count, i, len = 0;
@@ -106,9 +67,9 @@ static void tcp_atomic_fill(struct tcp_ep *ep, struct tcp_op *op,
 	struct iovec iov = { .iov_base = tx->data };
 
 	if (a->op != FI_ATOMIC_READ)
-		len = tcp_atomic_gather(a->iov, a->count, dtsize, tx->data);
+		len = util_atomic_gather(a->iov, a->count, dtsize, tx->data);
 	if (a->kind == UTIL_ATOMIC_COMPARE)
-		len += tcp_atomic_gather(a->cmp, a->cmp_count, dtsize,
+		len += util_atomic_gather(a->cmp, a->cmp_count, dtsize,
 					 tx->data + len);
 	iov.iov_len = len;
 	h.len = len;
@@ -134,7 +95,7 @@ static void tcp_atomic_fill(struct tcp_ep *ep, struct tcp_op *op,
 }
 
 static ssize_t tcp_atomic_post(struct tcp_ep *ep,
-			       const struct tcp_atomic_args *a)
+			       const struct util_atomic_args *a)
 {
 	struct tcp_peer *peer;
 	struct tcp_op *op;
@@ -270,7 +231,7 @@ static ssize_t tcp_atomic_write(struct fid_ep *ep, const void *buf,
 {
 	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
 	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .iov = &ioc, .count = 1,
 		.addr = dest, .rma = &rma, .rma_count = 1,
 		.datatype = datatype, .op = op, .context = context,
@@ -288,7 +249,7 @@ static ssize_t tcp_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 				 void *context)
 {
 	struct fi_rma_ioc rma = { .addr = addr, .key = key };
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .iov = iov, .count = count,
 		.addr = dest, .rma = &rma, .rma_count = 1,
 		.datatype = datatype, .op = op, .context = context,
@@ -306,7 +267,7 @@ static ssize_t tcp_atomic_writemsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *m,
 				   uint64_t flags)
 {
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .iov = m->msg_iov,
 		.count = m->iov_count, .addr = m->addr, .rma = m->rma_iov,
 		.rma_count = m->rma_iov_count, .datatype = m->datatype,
@@ -324,7 +285,7 @@ static ssize_t tcp_atomic_inject(struct fid_ep *ep, const void *buf,
 {
 	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
 	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .iov = &ioc, .count = 1,
 		.addr = dest, .rma = &rma, .rma_count = 1,
 		.datatype = datatype, .op = op, .flags = FI_INJECT,
@@ -343,7 +304,7 @@ static ssize_t tcp_atomic_readwrite(struct fid_ep *ep, const void *buf,
 	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
 	struct fi_ioc res = { .addr = result, .count = count };
 	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_FETCH, .iov = &ioc, .count = buf ? 1 : 0,
 		.res = &res, .res_count = 1, .addr = dest, .rma = &rma,
 		.rma_count = 1, .datatype = datatype, .op = op,
@@ -363,7 +324,7 @@ static ssize_t tcp_atomic_readwritev(struct fid_ep *ep,
 				     enum fi_op op, void *context)
 {
 	struct fi_rma_ioc rma = { .addr = addr, .key = key };
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_FETCH, .iov = iov, .count = count,
 		.res = resultv, .res_count = result_count, .addr = dest,
 		.rma = &rma, .rma_count = 1, .datatype = datatype, .op = op,
@@ -383,7 +344,7 @@ static ssize_t tcp_atomic_readwritemsg(struct fid_ep *ep,
 				       void **result_desc, size_t result_count,
 				       uint64_t flags)
 {
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_FETCH, .iov = m->msg_iov,
 		.count = m->iov_count, .res = resultv,
 		.res_count = result_count, .addr = m->addr,
@@ -408,7 +369,7 @@ static ssize_t tcp_atomic_compwrite(struct fid_ep *ep, const void *buf,
 	struct fi_ioc cmp = { .addr = (void *)compare, .count = count };
 	struct fi_ioc res = { .addr = result, .count = count };
 	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_COMPARE, .iov = &ioc, .count = 1,
 		.cmp = &cmp, .cmp_count = 1, .res = &res, .res_count = 1,
 		.addr = dest, .rma = &rma, .rma_count = 1,
@@ -432,7 +393,7 @@ static ssize_t tcp_atomic_compwritev(struct fid_ep *ep,
 				     enum fi_op op, void *context)
 {
 	struct fi_rma_ioc rma = { .addr = addr, .key = key };
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_COMPARE, .iov = iov, .count = count,
 		.cmp = comparev, .cmp_count = compare_count, .res = resultv,
 		.res_count = result_count, .addr = dest, .rma = &rma,
@@ -456,7 +417,7 @@ static ssize_t tcp_atomic_compwritemsg(struct fid_ep *ep,
 				       void **result_desc, size_t result_count,
 				       uint64_t flags)
 {
-	struct tcp_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_COMPARE, .iov = m->msg_iov,
 		.count = m->iov_count, .cmp = comparev,
 		.cmp_count = compare_count, .res = resultv,

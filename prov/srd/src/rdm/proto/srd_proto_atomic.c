@@ -14,56 +14,8 @@
 
 #include <string.h>
 
-struct srd_atomic_args {
-	uint8_t kind;			/* enum util_atomic_kind */
-	const struct fi_ioc *iov;
-	size_t count;
-	const struct fi_ioc *cmp;
-	size_t cmp_count;
-	struct fi_ioc *res;
-	size_t res_count;
-	fi_addr_t addr;
-	const struct fi_rma_ioc *rma;
-	size_t rma_count;
-	enum fi_datatype datatype;
-	enum fi_op op;
-	uint64_t data;
-	void *context;
-	uint64_t flags;
-};
-
-static size_t srd_atomic_ioc_total(const struct fi_ioc *ioc, size_t n)
-{
-	size_t i, total = 0;
-
-	for (i = 0; i < n; i++)
-		total += ioc[i].count;
-	return total;
-}
-
-/* Copy elements of an ioc list to dst; returns bytes copied. */
-static size_t srd_atomic_gather(const struct fi_ioc *ioc, size_t n,
-				size_t dtsize, uint8_t *dst)
-{
-	size_t i, bytes, off = 0;
-
-	for (i = 0; i < n; i++) {
-		bytes = ioc[i].count * dtsize;
-		memcpy(dst + off, ioc[i].addr, bytes);
-		off += bytes;
-	}
-	return off;
-}
-
-static bool srd_atomic_iocs_ok(const struct fi_ioc *ioc, size_t n,
-			       size_t want)
-{
-	return n <= SRD_IOV_MAX && (!n || ioc) &&
-	       srd_atomic_ioc_total(ioc, n) == want;
-}
-
 static int srd_atomic_args_check(struct srd_ep *ep,
-				 const struct srd_atomic_args *a,
+				 const struct util_atomic_args *a,
 				 size_t *dtsize)
 {
 	size_t count, payload;
@@ -86,11 +38,14 @@ static int srd_atomic_args_check(struct srd_ep *ep,
 	payload = count * *dtsize * (a->kind == UTIL_ATOMIC_COMPARE ? 2 : 1);
 	if (!count || count > UINT32_MAX || payload > ep->rma->seg_max ||
 	    (a->op != FI_ATOMIC_READ &&
-	     !srd_atomic_iocs_ok(a->iov, a->count, count)) ||
+	     !util_atomic_iocs_ok(a->iov, a->count, SRD_IOV_MAX,
+				 count)) ||
 	    (a->kind == UTIL_ATOMIC_COMPARE &&
-	     !srd_atomic_iocs_ok(a->cmp, a->cmp_count, count)) ||
+	     !util_atomic_iocs_ok(a->cmp, a->cmp_count, SRD_IOV_MAX,
+				 count)) ||
 	    (a->kind != UTIL_ATOMIC_WRITE &&
-	     !srd_atomic_iocs_ok(a->res, a->res_count, count))) {
+	     !util_atomic_iocs_ok(a->res, a->res_count, SRD_IOV_MAX,
+				 count))) {
 		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
 			"atomic: %zu elements: operand/compare/result counts "
 			"differ, or more than one packet (%u bytes)\n", count,
@@ -107,7 +62,7 @@ static int srd_atomic_args_check(struct srd_ep *ep,
 }
 
 static void srd_atomic_op_fill(struct srd_ep *ep, struct srd_rma_op *op,
-			       const struct srd_atomic_args *a, size_t dtsize)
+			       const struct util_atomic_args *a, size_t dtsize)
 {
 	size_t i;
 
@@ -133,7 +88,7 @@ static void srd_atomic_op_fill(struct srd_ep *ep, struct srd_rma_op *op,
 }
 
 static void srd_atomic_req_build(struct srd_rma_op *op,
-				 const struct srd_atomic_args *a,
+				 const struct util_atomic_args *a,
 				 size_t dtsize, struct srd_txbuf *tb,
 				 size_t *len)
 {
@@ -153,14 +108,14 @@ static void srd_atomic_req_build(struct srd_rma_op *op,
 	q->count = op->at.count;
 	q->cq_data = flags ? (uint32_t)a->data : 0;
 	if (a->op != FI_ATOMIC_READ)
-		p += srd_atomic_gather(a->iov, a->count, dtsize, p);
+		p += util_atomic_gather(a->iov, a->count, dtsize, p);
 	if (a->kind == UTIL_ATOMIC_COMPARE)
-		p += srd_atomic_gather(a->cmp, a->cmp_count, dtsize, p);
+		p += util_atomic_gather(a->cmp, a->cmp_count, dtsize, p);
 	*len = (size_t)(p - tb->data);
 }
 
 static ssize_t srd_atomic_post_locked(struct srd_ep *ep,
-				      const struct srd_atomic_args *a)
+				      const struct util_atomic_args *a)
 {
 	struct srd_txbuf *tb;
 	struct srd_rma_op *op;
@@ -193,7 +148,7 @@ static ssize_t srd_atomic_post_locked(struct srd_ep *ep,
 }
 
 static ssize_t srd_atomic_post(struct fid_ep *ep_fid,
-			       const struct srd_atomic_args *a)
+			       const struct util_atomic_args *a)
 {
 	struct srd_ep *ep = to_srd_ep(ep_fid);
 	ssize_t ret;
@@ -212,7 +167,7 @@ static ssize_t srd_atomic_writemsg(struct fid_ep *ep,
 {
 	if (WEFT_UNLIKELY(!msg))
 		return util_ep_null_msg(&to_srd_ep(ep)->util, "fi_atomicmsg");
-	struct srd_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .iov = msg->msg_iov,
 		.count = msg->iov_count, .addr = msg->addr,
 		.rma = msg->rma_iov, .rma_count = msg->rma_iov_count,
@@ -226,7 +181,7 @@ static ssize_t srd_atomic_writemsg(struct fid_ep *ep,
 static ssize_t srd_atomic_inject_msg(struct fid_ep *ep,
 				     const struct fi_msg_atomic *msg)
 {
-	struct srd_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .iov = msg->msg_iov,
 		.count = msg->iov_count, .addr = msg->addr,
 		.rma = msg->rma_iov, .rma_count = msg->rma_iov_count,
@@ -244,7 +199,7 @@ static ssize_t srd_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 				 void *context)
 {
 	struct fi_rma_ioc rma = {
-		.addr = addr, .count = srd_atomic_ioc_total(iov, count),
+		.addr = addr, .count = util_atomic_ioc_total(iov, count),
 		.key = key,
 	};
 	struct fi_msg_atomic msg = {
@@ -292,7 +247,7 @@ static ssize_t srd_atomic_readwritemsg(struct fid_ep *ep,
 {
 	if (WEFT_UNLIKELY(!msg))
 		return util_ep_null_msg(&to_srd_ep(ep)->util, "fi_fetch_atomicmsg");
-	struct srd_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_FETCH, .iov = msg->msg_iov,
 		.count = msg->iov_count, .res = resultv,
 		.res_count = result_count, .addr = msg->addr,
@@ -315,7 +270,7 @@ static ssize_t srd_atomic_readwritev(struct fid_ep *ep,
 {
 	struct fi_rma_ioc rma = {
 		.addr = addr, .key = key,
-		.count = srd_atomic_ioc_total(resultv, result_count),
+		.count = util_atomic_ioc_total(resultv, result_count),
 	};
 	struct fi_msg_atomic msg = {
 		.msg_iov = iov, .desc = desc, .iov_count = count,
@@ -354,7 +309,7 @@ static ssize_t srd_atomic_compwritemsg(struct fid_ep *ep,
 {
 	if (WEFT_UNLIKELY(!msg))
 		return util_ep_null_msg(&to_srd_ep(ep)->util, "fi_compare_atomicmsg");
-	struct srd_atomic_args a = {
+	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_COMPARE, .iov = msg->msg_iov,
 		.count = msg->iov_count, .cmp = comparev,
 		.cmp_count = compare_count, .res = resultv,
@@ -381,7 +336,7 @@ static ssize_t srd_atomic_compwritev(struct fid_ep *ep,
 {
 	struct fi_rma_ioc rma = {
 		.addr = addr, .key = key,
-		.count = srd_atomic_ioc_total(iov, count),
+		.count = util_atomic_ioc_total(iov, count),
 	};
 	struct fi_msg_atomic msg = {
 		.msg_iov = iov, .desc = desc, .iov_count = count,
