@@ -8,7 +8,9 @@
 #             tcp;ofi_rxm (mtl ofi, the system libfabric.so.1)
 # Figures: ping-pong latency at 8 B (usec, half a round trip), streaming
 # bandwidth at 1 MiB (MB/s, windows of 64), MPI_Allreduce of 16 MiB of
-# floats with 2 and 4 ranks (usec per call). Each round runs the two sides
+# floats with 2 and 4 ranks (usec per call), and an mpi4py training step
+# (contrib/bench/mpi4py_step.py: ms per step of a 16 MiB float32 model whose
+# gradients are averaged with MPI_Allreduce) with 2 and 4 ranks. Each round runs the two sides
 # of a pair back to back, alternating which goes first, so load drifts hit
 # both; each figure is the median over ROUNDS (default 5). Normal
 # scheduling: no pinning or priority beyond Open MPI's defaults.
@@ -49,22 +51,32 @@ config_opts() {
 	esac
 }
 
-# Benchmarks: name, ranks, mpi_bench arguments (kind, size, iterations).
+# Benchmarks: name, ranks, mpi_bench arguments (kind, size, iterations),
+# or "py" and mpi4py_step.py's (parameters, steps).
 benches=(
 	"lat8 2 latency 8 20000"
 	"bw1M 2 bw 1048576 20"
 	"ar16M_np2 2 allreduce 16777216 10"
 	"ar16M_np4 4 allreduce 16777216 10"
+	"step16M_np2 2 py 4194304 20"
+	"step16M_np4 4 py 4194304 20"
 )
+python3 -c 'import mpi4py, numpy' 2>/dev/null ||
+	{ echo "# mpi4py or numpy missing (python3-mpi4py): no step figures" >&2; benches=("${benches[@]:0:4}"); }
 
-# run CONFIG NP ARGS...: one mpi_bench run, prints "VALUE UNIT" or "nan -".
+# run CONFIG NP ARGS...: one mpi_bench (or mpi4py_step.py) run, prints
+# "VALUE UNIT" or "nan -".
 run() {
-	local cfg=$1 np=$2 line
+	local cfg=$1 np=$2 line prog=("$bench")
 	shift 2
+	if [ "$1" = py ]; then
+		prog=(python3 "$top/contrib/bench/mpi4py_step.py")
+		shift
+	fi
 	# shellcheck disable=SC2046
 	line=$(env -i PATH="$PATH" HOME="${HOME:-/tmp}" TMPDIR="${TMPDIR:-/tmp}" \
 		timeout -k 5 120 mpirun "${root[@]}" --oversubscribe -np "$np" \
-		$(config_opts "$cfg") "$bench" "$@" 2>"$out/err-$cfg.log" </dev/null | tail -n 1) || true
+		$(config_opts "$cfg") "${prog[@]}" "$@" 2>"$out/err-$cfg.log" </dev/null | tail -n 1) || true
 	# shellcheck disable=SC2086 # split "KIND SIZE VALUE UNIT"
 	set -- $line
 	if [ $# -eq 4 ]; then echo "$3 $4"; else echo "nan -"; fi
