@@ -166,7 +166,7 @@ struct tcp_tx {
 	uint8_t hdr_len;
 	uint8_t iov_count;
 	bool want_comp;			/* TCP_TX_SEND */
-	bool inject;			/* TCP_TX_SEND: no entry even on error */
+	bool inject;			/* an fi_inject* call: no entry even on error */
 	bool ctrl;			/* from ctrl_pool (never refused) */
 	uint64_t total;			/* header + payload bytes */
 	uint64_t sent;
@@ -192,7 +192,7 @@ struct tcp_op {
 	uint8_t type;			/* enum tcp_op_type */
 	uint8_t cntr;			/* enum util_cntr_slot */
 	bool want_comp;
-	bool inject;			/* no entry even on error */
+	bool inject;			/* an fi_inject* call: no entry even on error */
 	bool answered;			/* CTS/ACK/response seen */
 	uint32_t frames;		/* its frames not yet written */
 	int err;			/* first error, positive FI_E* */
@@ -277,6 +277,7 @@ struct tcp_conn {
 	 * iovecs they point at (io_uring). */
 	uint8_t io_flags;
 	uint8_t io_inflight;
+	bool rx_exact;			/* tcp_rx_iov: the rest of a payload only */
 	struct iovec rx_iov[TCP_IOV_LIMIT + 1];
 	struct iovec tx_iov[TCP_TX_IOV_MAX];
 	struct msghdr tx_msg, rx_msg;
@@ -547,7 +548,8 @@ void tcp_xfer_put(struct tcp_ep *ep, struct tcp_xfer *x);
 void tcp_op_fail_peer(struct tcp_ep *ep, struct tcp_peer *peer, int err);
 
 /* tcp_rx.c: the receive state machine of a connection */
-/* Where the next bytes of c go (at most TCP_IOV_LIMIT + 1 iovecs). */
+/* Where the next bytes of c go (at most TCP_IOV_LIMIT + 1 iovecs); sets
+ * c->rx_exact when they are all payload bytes the peer is sending now. */
 size_t tcp_rx_iov(struct tcp_conn *c, struct iovec *iov);
 /* n > 0 bytes landed where tcp_rx_iov said; 0: EOF; < 0: -errno. */
 void tcp_rx_landed(struct tcp_conn *c, ssize_t n);

@@ -80,9 +80,8 @@ static void tcp_atomic_fill(struct tcp_ep *ep, struct tcp_op *op,
 	op->context = a->context;
 	op->comp_flags = FI_ATOMIC |
 			 (a->kind == UTIL_ATOMIC_WRITE ? FI_WRITE : FI_READ);
-	op->inject = a->flags & FI_INJECT;
-	op->want_comp = !op->inject &&
-			util_ep_tx_wants_comp(&ep->util, a->flags);
+	op->inject = a->flags & UTIL_OP_NO_COMP;
+	op->want_comp = util_ep_tx_wants_comp(&ep->util, a->flags);
 	op->cntr = a->kind == UTIL_ATOMIC_WRITE ? UTIL_CNTR_WRITE :
 						  UTIL_CNTR_READ;
 	op->frames = 1;
@@ -272,7 +271,7 @@ static ssize_t tcp_atomic_writemsg(struct fid_ep *ep,
 		.count = m->iov_count, .addr = m->addr, .rma = m->rma_iov,
 		.rma_count = m->rma_iov_count, .datatype = m->datatype,
 		.op = m->op, .data = m->data, .context = m->context,
-		.flags = flags,
+		.flags = util_ep_user_flags(flags),
 	};
 
 	return tcp_atomic_post(to_tcp_ep(ep), &a);
@@ -288,7 +287,8 @@ static ssize_t tcp_atomic_inject(struct fid_ep *ep, const void *buf,
 	struct util_atomic_args a = {
 		.kind = UTIL_ATOMIC_WRITE, .iov = &ioc, .count = 1,
 		.addr = dest, .rma = &rma, .rma_count = 1,
-		.datatype = datatype, .op = op, .flags = FI_INJECT,
+		.datatype = datatype, .op = op,
+		.flags = FI_INJECT | UTIL_OP_NO_COMP,
 	};
 
 	return tcp_atomic_post(to_tcp_ep(ep), &a);
@@ -350,7 +350,8 @@ static ssize_t tcp_atomic_readwritemsg(struct fid_ep *ep,
 		.res_count = result_count, .addr = m->addr,
 		.rma = m->rma_iov, .rma_count = m->rma_iov_count,
 		.datatype = m->datatype, .op = m->op, .data = m->data,
-		.context = m->context, .flags = flags,
+		.context = m->context,
+		.flags = util_ep_user_flags(flags),
 	};
 
 	(void)result_desc;
@@ -424,7 +425,8 @@ static ssize_t tcp_atomic_compwritemsg(struct fid_ep *ep,
 		.res_count = result_count, .addr = m->addr,
 		.rma = m->rma_iov, .rma_count = m->rma_iov_count,
 		.datatype = m->datatype, .op = m->op, .data = m->data,
-		.context = m->context, .flags = flags,
+		.context = m->context,
+		.flags = util_ep_user_flags(flags),
 	};
 
 	(void)compare_desc; (void)result_desc;

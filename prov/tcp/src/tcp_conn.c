@@ -529,15 +529,40 @@ static int tcp_listen_one(struct tcp_ep *ep, const union tcp_addr *src,
 	return ret;
 }
 
+/* The endpoint's own address: its info's src_addr (endpoints of one
+ * domain may each name a port, or port 0 for any), else the domain's. */
+static int tcp_listen_src(struct tcp_ep *ep, const struct tcp_domain *domain,
+			  const struct fi_info *info, union tcp_addr *src)
+{
+	const struct sockaddr *sa = info ? info->src_addr : NULL;
+
+	*src = domain->src[0];
+	if (!sa)
+		return 0;
+	if (info->src_addrlen > sizeof(*src) || sa->sa_family != ep->family ||
+	    info->src_addrlen != tcp_addr_len((const union tcp_addr *)sa)) {
+		FI_WARN(&tcp_prov, FI_LOG_EP_CTRL,
+			"src_addr is not a sockaddr of the domain's family\n");
+		return -FI_EINVAL;
+	}
+	memset(src, 0, sizeof(*src));
+	memcpy(src, sa, info->src_addrlen);
+	tcp_addr_normalize(src);
+	return 0;
+}
+
 int tcp_listen(struct tcp_ep *ep, struct tcp_domain *domain,
 	       const struct fi_info *info)
 {
+	union tcp_addr src;
 	size_t k;
 	int ret;
 
-	(void)info;
+	ret = tcp_listen_src(ep, domain, info, &src);
+	if (ret)
+		return ret;
 	for (k = 0; k < domain->nsrc; k++) {
-		ret = tcp_listen_one(ep, &domain->src[k],
+		ret = tcp_listen_one(ep, k ? &domain->src[k] : &src,
 				     &ep->listeners[ep->nlisteners]);
 		if (ret && !k)
 			return ret;

@@ -28,10 +28,15 @@ struct fi_provider tcp_prov = {
 	.fabric = tcp_fabric_open,
 };
 
+/* FI_RMA_EVENT: every RMA and atomic runs in the target's progress
+ * (tcp_rma.c, tcp_atomic.c), which counts it on the FI_REMOTE_WRITE /
+ * FI_REMOTE_READ counters and reports remote CQ data
+ * (tcp_rma_target_events). */
 #define TCP_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | \
 		  FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ | \
 		  FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_MULTI_RECV | \
-		  FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_COLLECTIVE)
+		  FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RMA_EVENT | \
+		  FI_COLLECTIVE)
 
 /* Frames toward one peer go out on one connection in order and the
  * target handles them in order; RMA reads are answered from the target's

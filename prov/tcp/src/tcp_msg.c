@@ -44,7 +44,8 @@ static ssize_t tcp_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *m,
 			       uint64_t flags)
 {
 	return tcp_send_post(to_tcp_ep(ep), m->msg_iov, m->iov_count, m->addr,
-			     0, m->data, m->context, flags & ~FI_TAGGED);
+			     0, m->data, m->context,
+			     util_ep_user_flags(flags) & ~FI_TAGGED);
 }
 
 static ssize_t tcp_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
@@ -130,7 +131,8 @@ static ssize_t tcp_tag_sendmsg(struct fid_ep *ep,
 			       const struct fi_msg_tagged *m, uint64_t flags)
 {
 	return tcp_send_post(to_tcp_ep(ep), m->msg_iov, m->iov_count, m->addr,
-			     m->tag, m->data, m->context, flags | FI_TAGGED);
+			     m->tag, m->data, m->context,
+			     util_ep_user_flags(flags) | FI_TAGGED);
 }
 
 static ssize_t tcp_tag_inject(struct fid_ep *ep, const void *buf, size_t len,

@@ -50,9 +50,8 @@ static void tcp_rma_op_fill(struct tcp_ep *ep, struct tcp_op *op, bool write,
 {
 	op->context = a->context;
 	op->comp_flags = FI_RMA | (write ? FI_WRITE : FI_READ);
-	op->inject = a->flags & FI_INJECT;
-	op->want_comp = !op->inject && util_ep_tx_wants_comp(&ep->util,
-							      a->flags);
+	op->inject = a->flags & UTIL_OP_NO_COMP;
+	op->want_comp = util_ep_tx_wants_comp(&ep->util, a->flags);
 	op->cntr = write ? UTIL_CNTR_WRITE : UTIL_CNTR_READ;
 	op->len = len;
 	op->frames = 1;
@@ -260,7 +259,7 @@ static ssize_t tcp_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *m,
 {
 	struct tcp_rma_args a = { m->msg_iov, m->iov_count, m->addr,
 				  m->rma_iov, m->rma_iov_count, m->data,
-				  m->context, flags };
+				  m->context, util_ep_user_flags(flags) };
 
 	return tcp_rma_post(to_tcp_ep(ep), false, &a);
 }
@@ -296,7 +295,7 @@ static ssize_t tcp_rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *m,
 {
 	struct tcp_rma_args a = { m->msg_iov, m->iov_count, m->addr,
 				  m->rma_iov, m->rma_iov_count, m->data,
-				  m->context, flags };
+				  m->context, util_ep_user_flags(flags) };
 
 	return tcp_rma_post(to_tcp_ep(ep), true, &a);
 }
@@ -306,7 +305,8 @@ static ssize_t tcp_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
-	struct tcp_rma_args a = { &iov, 1, dest, &rma, 1, 0, NULL, FI_INJECT };
+	struct tcp_rma_args a = { &iov, 1, dest, &rma, 1, 0, NULL,
+				  FI_INJECT | UTIL_OP_NO_COMP };
 
 	return tcp_rma_post(to_tcp_ep(ep), true, &a);
 }
@@ -333,7 +333,8 @@ static ssize_t tcp_rma_injectdata(struct fid_ep *ep, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 	struct tcp_rma_args a = { &iov, 1, dest, &rma, 1, data, NULL,
-				  FI_INJECT | FI_REMOTE_CQ_DATA };
+				  FI_INJECT | UTIL_OP_NO_COMP |
+				  FI_REMOTE_CQ_DATA };
 
 	return tcp_rma_post(to_tcp_ep(ep), true, &a);
 }

@@ -248,6 +248,7 @@ size_t tcp_rx_iov(struct tcp_conn *c, struct iovec *iov)
 	size_t n = 0, i;
 	uint32_t room;
 
+	c->rx_exact = false;
 	if (c->rx_payload) {
 		left = c->rh.len - s->done;
 		if (s->done < s->cap) {
@@ -263,8 +264,10 @@ size_t tcp_rx_iov(struct tcp_conn *c, struct iovec *iov)
 			n = 1;
 		}
 		/* Read ahead only if these iovecs end the payload. */
-		if (want < left)
+		if (want < left) {
+			c->rx_exact = true;
 			return n;
+		}
 	}
 	room = tcp_rx_room(c);		/* may move the unparsed bytes */
 	iov[n].iov_base = c->rbuf + c->rtail;

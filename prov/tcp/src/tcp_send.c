@@ -92,8 +92,7 @@ static inline ssize_t tcp_send_eager(struct tcp_ep *ep, struct tcp_peer *peer,
 	struct tcp_hdr h = { .op = TCP_OP_MSG,
 			     .flags = tcp_send_frame_flags(flags),
 			     .len = len, .tag = tag, .data = data };
-	bool comp = !(flags & FI_INJECT) &&
-		    util_ep_tx_wants_comp(&ep->util, flags);
+	bool comp = util_ep_tx_wants_comp(&ep->util, flags);
 	struct iovec copy;
 	struct tcp_tx *tx;
 
@@ -118,7 +117,7 @@ static inline ssize_t tcp_send_eager(struct tcp_ep *ep, struct tcp_peer *peer,
 	tx->context = context;
 	tx->comp_flags = tcp_send_comp_flags(flags);
 	tx->want_comp = comp;
-	tx->inject = flags & FI_INJECT;
+	tx->inject = flags & UTIL_OP_NO_COMP;
 	tcp_peer_push(ep, peer, tx, flags & FI_MORE);
 	return 0;
 }
@@ -175,7 +174,7 @@ ssize_t tcp_inject_post(struct tcp_ep *ep, const void *buf, size_t len,
 		return -FI_EINVAL;
 	}
 	return tcp_send_post(ep, &iov, 1, dest, tag, data, NULL,
-			     flags | FI_INJECT);
+			     flags | FI_INJECT | UTIL_OP_NO_COMP);
 }
 
 /* The collective engine's send (util_coll_xport.send, ep->lock held):

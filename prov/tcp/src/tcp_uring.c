@@ -160,7 +160,12 @@ static void tcp_uring_arm_rx(struct tcp_ep *ep, struct tcp_conn *c)
 	memset(&c->rx_msg, 0, sizeof(c->rx_msg));
 	c->rx_msg.msg_iov = c->rx_iov;
 	c->rx_msg.msg_iovlen = n;
-	io_uring_prep_recvmsg(sqe, c->fd, &c->rx_msg, 0);
+	/* The rest of a payload is on its way as one stream: one completion
+	 * for all of it instead of one per socket-buffer fill, each of which
+	 * waits for this task to enter the kernel again (COOP_TASKRUN). A
+	 * read-ahead into the connection buffer must not wait to fill. */
+	io_uring_prep_recvmsg(sqe, c->fd, &c->rx_msg,
+			      c->rx_exact ? MSG_WAITALL : 0);
 	io_uring_sqe_set_data64(sqe, tcp_uring_ud(c, TCP_URING_RX));
 	c->io_inflight |= TCP_IO_RX;
 }
@@ -180,7 +185,10 @@ static void tcp_uring_arm_tx(struct tcp_ep *ep, struct tcp_conn *c)
 	memset(&c->tx_msg, 0, sizeof(c->tx_msg));
 	c->tx_msg.msg_iov = c->tx_iov;
 	c->tx_msg.msg_iovlen = tcp_tx_iov(c, c->tx_iov, TCP_TX_IOV_MAX, &bytes);
-	io_uring_prep_sendmsg(sqe, c->fd, &c->tx_msg, MSG_NOSIGNAL);
+	/* MSG_WAITALL: the kernel retries a short send itself (5.19+;
+	 * ignored before), so a large frame costs one completion. */
+	io_uring_prep_sendmsg(sqe, c->fd, &c->tx_msg,
+			      MSG_NOSIGNAL | MSG_WAITALL);
 	io_uring_sqe_set_data64(sqe, tcp_uring_ud(c, TCP_URING_TX));
 	c->io_inflight |= TCP_IO_TX;
 	u->urgent = true;

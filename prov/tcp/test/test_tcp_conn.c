@@ -251,6 +251,49 @@ static void test_self(void **state)
 	t_close(&t);
 }
 
+/* A free loopback port, for a test to name. */
+static uint16_t t_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* Endpoints of one domain listen where their own info says: the domain
+ * was opened with port P, a second endpoint from an info with port 0 (as
+ * fi_getinfo gives for a node without FI_SOURCE) gets a port of its own
+ * instead of failing on P (upstream fabtests' fi_multi_ep). */
+static void test_ep_src_addr(void **state)
+{
+	struct sockaddr_in *src;
+	struct tctx t;
+	uint16_t port = t_free_port();
+
+	(void)state;
+	t_open_fabric(&t, CAPS);
+	src = t.info->src_addr;
+	src->sin_port = htons(port);
+	t_add_ep(&t);
+	src->sin_port = 0;
+	t_add_ep(&t);
+	t_add_ep(&t);
+	assert_int_equal(ntohs(t.e[0].name.sin_port), port);
+	assert_int_not_equal(t.e[1].name.sin_port, 0);
+	assert_int_not_equal(ntohs(t.e[1].name.sin_port), port);
+	assert_int_not_equal(t.e[1].name.sin_port, t.e[2].name.sin_port);
+	t_xfer(&t, 1, 0, 64, false, 1);
+	t_xfer(&t, 0, 2, 100000, true, 2);
+	t_xfer(&t, 2, 1, 8, true, 3);
+	t_close(&t);
+}
+
 #define T_SIM_MSGS 64
 
 /* Both send first, before either progressed: the two connects cross. */
@@ -717,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_handshake_timeout),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_stripes),
+		cmocka_unit_test(test_ep_src_addr),
 		cmocka_unit_test(test_unexp_bound),
 		cmocka_unit_test(test_close_dead_peer),
 		cmocka_unit_test(test_delivery_complete),
