@@ -1,19 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# mpi_compare.sh [-b BUILDDIR] [-r ROUNDS] [-o OUTDIR] [-p shm,net]
+# mpi_compare.sh [-b BUILDDIR] [-r ROUNDS] [-o OUTDIR] [-p shm,net,srd]
 # Open MPI 4.1 (Debian) on weft against Open MPI on its own transports,
 # with tests/mpi/mpi_bench (osu-style) from a weft build tree:
 #   shm pair: weft shm (pml cm + mtl ofi)   vs  Open MPI's ob1 + btl vader
 #   net pair: weft srd on softsrd (mtl ofi) vs  Debian's libfabric
 #             tcp;ofi_rxm (mtl ofi, the system libfabric.so.1)
+#   srd pair: weft srd on softsrd (its peers on this host through shm)
+#             vs Open MPI's ob1 + btl vader (-p srd; not run by default)
 # Figures: ping-pong latency at 8 B (usec, half a round trip), streaming
 # bandwidth at 1 MiB (MB/s, windows of 64), MPI_Allreduce of 16 MiB of
-# floats with 2 and 4 ranks (usec per call), and an mpi4py training step
-# (contrib/bench/mpi4py_step.py: ms per step of a 16 MiB float32 model whose
-# gradients are averaged with MPI_Allreduce) with 2 and 4 ranks. Each round runs the two sides
-# of a pair back to back, alternating which goes first, so load drifts hit
-# both; each figure is the median over ROUNDS (default 5). Normal
-# scheduling: no pinning or priority beyond Open MPI's defaults.
+# floats with 2 and 4 ranks and of 64 KiB with 4 (usec per call), and an
+# mpi4py training step with 2 and 4 ranks (contrib/bench/mpi4py_step.py: ms
+# per step of a 16 MiB float32 model whose gradients are averaged with
+# MPI_Allreduce). Each round runs the two sides of a pair back to back,
+# alternating which goes first, so load drifts hit both; each figure is
+# the median over ROUNDS (default 5). Normal scheduling: no pinning or
+# priority beyond Open MPI's defaults.
 # OUTDIR (default ./mpi-bench) gets raw.csv (every run) and summary.txt.
 # Prints the load average before and after: figures taken on a busy
 # machine are not worth much.
@@ -24,7 +27,7 @@ rounds=5 out=mpi-bench pairs=shm,net
 while getopts b:r:o:p: o; do
 	case $o in
 	b) build=$OPTARG ;; r) rounds=$OPTARG ;; o) out=$OPTARG ;; p) pairs=$OPTARG ;;
-	*) sed -n 3,18p "$0"; exit 2 ;;
+	*) sed -n 3,23p "$0"; exit 2 ;;
 	esac
 done
 weftlib=$build/weft/.libs
@@ -58,11 +61,12 @@ benches=(
 	"bw1M 2 bw 1048576 20"
 	"ar16M_np2 2 allreduce 16777216 10"
 	"ar16M_np4 4 allreduce 16777216 10"
+	"ar64K_np4 4 allreduce 65536 200"
 	"step16M_np2 2 py 4194304 20"
 	"step16M_np4 4 py 4194304 20"
 )
 python3 -c 'import mpi4py, numpy' 2>/dev/null ||
-	{ echo "# mpi4py or numpy missing (python3-mpi4py): no step figures" >&2; benches=("${benches[@]:0:4}"); }
+	{ echo "# mpi4py or numpy missing (python3-mpi4py): no step figures" >&2; benches=("${benches[@]:0:5}"); }
 
 # run CONFIG NP ARGS...: one mpi_bench (or mpi4py_step.py) run, prints
 # "VALUE UNIT" or "nan -".
@@ -91,7 +95,8 @@ for r in $(seq "$rounds"); do
 		case $p in
 		shm) cfgs=(weft_shm ompi_vader) ;;
 		net) cfgs=(weft_srd rxm_tcp) ;;
-		*) echo "unknown pair $p (shm, net)" >&2; exit 2 ;;
+		srd) cfgs=(weft_srd ompi_vader) ;;
+		*) echo "unknown pair $p (shm, net, srd)" >&2; exit 2 ;;
 		esac
 		# odd rounds weft first, even rounds the other first
 		[ $((r % 2)) -eq 0 ] && cfgs=("${cfgs[1]}" "${cfgs[0]}")
@@ -113,6 +118,7 @@ echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 		case $p in
 		shm) w=weft_shm o=ompi_vader ;;
 		net) w=weft_srd o=rxm_tcp ;;
+		srd) w=weft_srd o=ompi_vader ;;
 		esac
 		for b in "${benches[@]}"; do
 			read -r name _ <<<"$b"
