@@ -146,6 +146,20 @@ static bool srd_opt_is_weft(int optname)
 	       optname <= FI_OPT_WEFT_POLL_MODE;
 }
 
+static int srd_opt_shm(struct srd_ep *ep, bool set, void *optval,
+		       size_t *optlen)
+{
+	if (!optval || !optlen || *optlen != sizeof(bool)) {
+		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			"FI_OPT_SHARED_MEMORY_PERMITTED needs a bool\n");
+		return -FI_EINVAL;
+	}
+	if (set)
+		return srd_shm_set_permitted(ep, *(bool *)optval);
+	*(bool *)optval = ep->shm_permitted;
+	return 0;
+}
+
 int srd_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen)
 {
@@ -153,6 +167,9 @@ int srd_ep_getopt(fid_t fid, int level, int optname, void *optval,
 	struct srd_dev_poll_choice c;
 	int ret;
 
+	if (level == FI_OPT_ENDPOINT &&
+	    optname == FI_OPT_SHARED_MEMORY_PERMITTED)
+		return srd_opt_shm(ep, false, optval, optlen);
 	if (level != FI_OPT_ENDPOINT || !srd_opt_is_weft(optname))
 		return util_ep_getopt(fid, level, optname, optval, optlen);
 	ret = srd_opt_choice(ep, &c);
@@ -166,6 +183,9 @@ int srd_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 	struct srd_dev_poll_choice c;
 	int ret;
 
+	if (level == FI_OPT_ENDPOINT &&
+	    optname == FI_OPT_SHARED_MEMORY_PERMITTED)
+		return srd_opt_shm(ep, true, (void *)optval, &optlen);
 	if (level != FI_OPT_ENDPOINT || !srd_opt_is_weft(optname))
 		return util_ep_setopt(fid, level, optname, optval, optlen);
 	ret = srd_opt_choice(ep, &c);
