@@ -15,11 +15,15 @@
  * sent to peers of its host in mode "shm" (-x shm), and none in mode
  * "device" (FI_SRD_USE_SHM=0, -x device) or "off" (fi_setopt of
  * FI_OPT_SHARED_MEMORY_PERMITTED false before fi_enable, -x off).
+ * -x kill: rank 1 dies by SIGKILL; rank 0's send to it through shm (a
+ * rendezvous that waits for the receiver) ends with an error completion
+ * within SHM_KILL_MAX_S seconds.
  */
 #define _GNU_SOURCE
 #include "common/ft.h"
 #include "weft/fi_ext_weft.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,8 +38,10 @@
 #define SHM_TAG_PEEK 0x300
 #define SHM_PEEK_LEN 20000
 #define SHM_MR_LEN 300		/* each multi-recv message */
+#define SHM_KILL_LEN (1024 * 1024)
+#define SHM_KILL_MAX_S 15
 
-enum shm_mode { SHM_MODE_SHM, SHM_MODE_DEVICE, SHM_MODE_OFF };
+enum shm_mode { SHM_MODE_SHM, SHM_MODE_DEVICE, SHM_MODE_OFF, SHM_MODE_KILL };
 
 static enum shm_mode shm_mode(struct ft_ctx *ctx)
 {
@@ -45,6 +51,8 @@ static enum shm_mode shm_mode(struct ft_ctx *ctx)
 		return SHM_MODE_DEVICE;
 	if (x && !strcmp(x, "off"))
 		return SHM_MODE_OFF;
+	if (x && !strcmp(x, "kill"))
+		return SHM_MODE_KILL;
 	return SHM_MODE_SHM;
 }
 
@@ -407,6 +415,51 @@ static int shm_check_path(struct ft_ctx *ctx, const uint64_t *to_host)
 	return 0;
 }
 
+/* Rank 1 dies; rank 0's send to it must fail, not hang. */
+static int shm_kill(struct ft_ctx *ctx, char *sbuf)
+{
+	struct fi_context2 sctx;
+	uint64_t t0, got = 0;
+	size_t len = sizeof(got);
+	struct ft_comp c;
+
+	/* The send waits for its receiver (a rendezvous: rank 1 posts no
+	 * receive) when rank 1 dies after the barrier. */
+	if (ctx->rank == 0) {
+		ft_fill(sbuf, SHM_KILL_LEN, 1);
+		if (FT_POST(ctx, fi_tsend(ctx->ep, sbuf, SHM_KILL_LEN, NULL,
+					  ctx->peers[1], 1, &sctx)))
+			return -1;
+	}
+	t0 = ft_now_ns();
+	if (ft_barrier_progress(ctx))
+		return -1;
+	if (ctx->rank == 1)
+		raise(SIGKILL);
+	if (ctx->rank != 0)
+		return 0;
+	if (shm_wait_any(ctx, &sctx, &c))
+		return -1;
+	if (!c.is_err) {
+		FT_ERR(ctx, "a send to a killed peer succeeded");
+		return -1;
+	}
+	if (ft_now_ns() - t0 > SHM_KILL_MAX_S * 1000000000ULL) {
+		FT_ERR(ctx, "the error took more than %d s", SHM_KILL_MAX_S);
+		return -1;
+	}
+	if (FT_CHECK(ctx, fi_getopt(&ctx->ep->fid, FI_OPT_ENDPOINT,
+				    FI_OPT_WEFT_SHM_SENDS, &got, &len)) ||
+	    got != 1) {
+		FT_ERR(ctx, "%llu sends through shm, want 1",
+		       (unsigned long long)got);
+		return -1;
+	}
+	ft_log(ctx, "send to the killed peer: %s after %.1f s",
+	       fi_strerror(c.err.err), (double)(ft_now_ns() - t0) / 1e9);
+	return 0;
+}
+
 static int shm_run(struct ft_ctx *ctx)
 {
 	size_t per = (size_t)ctx->nranks * SHM_ORDER_N * SHM_ORDER_MAX;
@@ -428,6 +481,10 @@ static int shm_run(struct ft_ctx *ctx)
 	sbuf = ft_alloc(per);
 	if (!rbuf || !sbuf)
 		goto close;
+	if (shm_mode(ctx) == SHM_MODE_KILL) {
+		rc = shm_kill(ctx, sbuf) ? FT_FAIL : FT_PASS;
+		goto close;
+	}
 	if (shm_order(ctx, rbuf, sbuf, to_host) ||
 	    shm_any_source(ctx, rbuf, sbuf, to_host) ||
 	    shm_peek_claim(ctx, rbuf, sbuf, to_host) ||
@@ -449,6 +506,7 @@ static const struct ft_test test = {
 	.min_ranks = 2,
 	.hints = shm_hints,
 	.run = shm_run,
+	.rank_may_die = true,	/* -x kill */
 };
 
 int main(int argc, char **argv)

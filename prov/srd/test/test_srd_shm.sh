@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # srd's peers of one host through shm (test_srd_shm.c, data checked):
-# two and four ranks on this host through shm; the device path with
+# two and four ranks on this host through shm; a peer killed with SIGKILL
+# (error completion in bounded time); the device path with
 # FI_SRD_USE_SHM=0 and with FI_OPT_SHARED_MEMORY_PERMITTED false (shm
 # carries nothing); then two network namespaces, standing in for two
 # hosts, joined by a veth pair, with two ranks in each: the peers in the
@@ -12,7 +13,7 @@
 
 : "${top_builddir:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 PROG=$top_builddir/prov/srd/test/test_srd_shm
-NTESTS=6
+NTESTS=7
 
 echo "1..$NTESTS"
 n=0
@@ -60,6 +61,9 @@ run "FI_SRD_USE_SHM=0: the device carries everything" \
 run "FI_OPT_SHARED_MEMORY_PERMITTED false: the device carries everything" \
 	FI_SRD_SOFT_ADDR=127.0.0.1 FI_SRD_USE_SHM=auto "$PROG" -p srd -n 2 \
 	-x off
+run "a peer of the host killed: the send to it fails in bounded time" \
+	FI_SRD_SOFT_ADDR=127.0.0.1 FI_SRD_USE_SHM=1 "$PROG" -p srd -n 2 \
+	-x kill
 
 [ "$(id -u)" = 0 ] || skip_rest "needs root to create network namespaces"
 command -v ip >/dev/null 2>&1 || skip_rest "no ip command (iproute2)"
