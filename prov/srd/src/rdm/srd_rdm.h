@@ -597,7 +597,20 @@ struct srd_shm {
 	fi_addr_t *map;			/* srd fi_addr -> shm fi_addr */
 	size_t map_len;
 	uint64_t sends;			/* messages sent through shm */
+	uint32_t idle_polls;		/* progress calls without a device peer */
 };
+
+/* While no peer uses the device (everything so far went through shm), the
+ * device's CQ is polled on one progress call in SRD_SHM_DEV_POLL_EVERY:
+ * enough for a first HELLO from another host, and polling an idle CQ is a
+ * system call on softsrd. Once a device peer exists, every call polls. */
+#define SRD_SHM_DEV_POLL_EVERY 16u
+
+static inline bool srd_shm_dev_due(struct srd_ep *ep)
+{
+	return ep->peer_count || ep->sq_inflight ||
+	       !(++ep->shm->idle_polls & (SRD_SHM_DEV_POLL_EVERY - 1));
+}
 
 /* Where a send to dest goes: its shm fi_addr, or FI_ADDR_NOTAVAIL (the
  * device). One predictable branch while shm is off. */

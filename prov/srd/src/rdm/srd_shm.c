@@ -230,6 +230,9 @@ static int srd_shm_open_objs(struct srd_ep *ep, struct srd_shm *shm,
 		ret = fi_av_open(shm->domain, &aa, &shm->av, NULL);
 	if (!ret)
 		ret = fi_cq_open(shm->domain, &ca, &shm->cq, NULL);
+	/* We read it on every progress call, the application our CQ. */
+	if (!ret)
+		ret = util_cq_no_yield(shm->cq);
 	if (!ret)
 		ret = fi_endpoint(shm->domain, info, &shm->ep, NULL);
 	fi_freeinfo(info);
