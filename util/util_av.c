@@ -75,7 +75,7 @@ static void util_av_put_index(struct util_av *av, uint64_t idx)
 
 /* Called with the AV lock held. */
 static int util_av_insert_locked(struct util_av *av, const void *addr,
-				 fi_addr_t *fi_addr)
+				 fi_addr_t *fi_addr, fi_addr_t user_id)
 {
 	const struct util_av_prov *prov = av->prov;
 	struct util_av_slot *slot;
@@ -87,6 +87,8 @@ static int util_av_insert_locked(struct util_av *av, const void *addr,
 		if (prov->insert_again)
 			prov->insert_again(av, slot->fi_addr, slot->bytes,
 					   slot->bytes + av->data_off);
+		if (user_id != FI_ADDR_NOTAVAIL)
+			slot->user_id = user_id;
 		*fi_addr = slot->fi_addr;
 		return 0;
 	}
@@ -106,6 +108,7 @@ static int util_av_insert_locked(struct util_av *av, const void *addr,
 		}
 	}
 	slot->fi_addr = idx;
+	slot->user_id = user_id != FI_ADDR_NOTAVAIL ? user_id : idx;
 	HASH_ADD_KEYPTR(hh, av->by_addr, slot->bytes, prov->addrlen, slot);
 	atomic_thread_fence(memory_order_release);
 	slot->in_use = true;
@@ -114,8 +117,8 @@ static int util_av_insert_locked(struct util_av *av, const void *addr,
 	return 0;
 }
 
-int util_av_insert_one(struct util_av *av, const void *addr,
-		       fi_addr_t *fi_addr)
+static int util_av_insert_id(struct util_av *av, const void *addr,
+			     fi_addr_t *fi_addr, fi_addr_t user_id)
 {
 	int ret;
 
@@ -130,9 +133,18 @@ int util_av_insert_one(struct util_av *av, const void *addr,
 			return ret;
 	}
 	util_lock_acquire(&av->lock);
-	ret = util_av_insert_locked(av, addr, fi_addr);
+	if (user_id != FI_ADDR_NOTAVAIL)
+		av->user_ids = true;
+	ret = util_av_insert_locked(av, addr, fi_addr, user_id);
+	atomic_fetch_add_explicit(&av->gen, 1, memory_order_release);
 	util_lock_release(&av->lock);
 	return ret;
+}
+
+int util_av_insert_one(struct util_av *av, const void *addr,
+		       fi_addr_t *fi_addr)
+{
+	return util_av_insert_id(av, addr, fi_addr, FI_ADDR_NOTAVAIL);
 }
 
 static void util_av_release_slot(struct util_av *av, uint64_t idx,
@@ -144,6 +156,7 @@ static void util_av_release_slot(struct util_av *av, uint64_t idx,
 	HASH_DELETE(hh, av->by_addr, slot);
 	slot->in_use = false;
 	av->count--;
+	atomic_fetch_add_explicit(&av->gen, 1, memory_order_release);
 	util_av_put_index(av, idx);
 }
 
@@ -211,7 +224,7 @@ static int util_av_insert(struct fid_av *av_fid, const void *addr,
 	size_t i;
 	int ret, done = 0;
 
-	if (flags & ~(uint64_t)(FI_SYNC_ERR | FI_MORE)) {
+	if (flags & ~(uint64_t)(FI_SYNC_ERR | FI_MORE | FI_AV_USER_ID)) {
 		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 			"av insert: unsupported flags 0x%llx\n",
 			(unsigned long long)flags);
@@ -222,8 +235,15 @@ static int util_av_insert(struct fid_av *av_fid, const void *addr,
 			"av insert: NULL addr\n");
 		return -FI_EINVAL;
 	}
+	if ((flags & FI_AV_USER_ID) && count && !fi_addr) {
+		FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
+			"av insert: FI_AV_USER_ID without fi_addr[]\n");
+		return -FI_EINVAL;
+	}
 	for (i = 0; i < count; i++) {
-		ret = util_av_insert_one(av, a + i * av->prov->addrlen, &out);
+		ret = util_av_insert_id(av, a + i * av->prov->addrlen, &out,
+					(flags & FI_AV_USER_ID) ? fi_addr[i] :
+					FI_ADDR_NOTAVAIL);
 		if (ret) {
 			FI_WARN(util_domain_prov(av->domain), FI_LOG_AV,
 				"av insert: address %zu refused: %s\n", i,

@@ -741,3 +741,11 @@ int util_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	*cq_fid = &cq->cq_fid;
 	return 0;
 }
+
+int util_cq_no_yield(struct fid_cq *cq_fid)
+{
+	if (!cq_fid || cq_fid->ops != UTIL_OPS(&util_cq_ops))
+		return -FI_EINVAL;
+	util_idle_init(&to_util_cq(cq_fid)->idle, 0);
+	return 0;
+}

@@ -59,9 +59,12 @@ static void util_srx_drop_unexp(struct util_srx *srx,
 
 	while ((u = q->unexp)) {
 		util_match_remove_unexp(q, u);
-		if (srx->ops->free_unexp)
-			srx->ops->free_unexp(srx, container_of(
-				u, struct util_srx_unexp, match));
+		struct util_srx_unexp *ux =
+			container_of(u, struct util_srx_unexp, match);
+		const struct util_srx_ops *ops = util_srx_ux_ops(srx, ux);
+
+		if (ops->free_unexp)
+			ops->free_unexp(srx, ux);
 	}
 }
 
@@ -183,7 +186,7 @@ static ssize_t util_srx_post_mrecv(struct util_srx *srx,
 		/* Read before deliver: a slice completed inside it may hand
 		 * a released e back to the pool. */
 		done = e->mrecv_released;
-		srx->ops->deliver(srx, &dest, ux);
+		util_srx_ux_ops(srx, ux)->deliver(srx, &dest, ux);
 	}
 	return 0;
 }
@@ -210,7 +213,7 @@ static ssize_t util_srx_peek(struct util_srx *srx, struct util_match_queue *q,
 		util_match_claim(q, &ux->match, context);
 	} else if (flags & FI_DISCARD) {
 		util_match_remove_unexp(q, &ux->match);
-		srx->ops->discard(srx, ux);
+		util_srx_ux_ops(srx, ux)->discard(srx, ux);
 	}
 	return util_ep_rx_comp(srx->ep, context, cflags, size, NULL, data,
 			       mtag, msrc);
@@ -234,13 +237,13 @@ static ssize_t util_srx_claim(struct util_srx *srx, struct util_match_queue *q,
 	}
 	if (!(flags & FI_DISCARD)) {
 		util_srx_dest_iov(srx, iov, count, context, flags, &dest);
-		return srx->ops->deliver(srx, &dest, ux);
+		return util_srx_ux_ops(srx, ux)->deliver(srx, &dest, ux);
 	}
 	data = ux->data;
 	tag = ux->match.tag;
 	src = ux->match.src;
 	cflags |= ux->flags;
-	srx->ops->discard(srx, ux);
+	util_srx_ux_ops(srx, ux)->discard(srx, ux);
 	return util_ep_rx_comp(srx->ep, context, cflags, 0, NULL, data, tag,
 			       src);
 }
@@ -270,7 +273,7 @@ static ssize_t util_srx_post_locked(struct util_srx *srx,
 	if (ux) {
 		util_srx_entry_put(srx, e);
 		util_srx_dest_iov(srx, iov, count, context, flags, &dest);
-		return srx->ops->deliver(srx, &dest, ux);
+		return util_srx_ux_ops(srx, ux)->deliver(srx, &dest, ux);
 	}
 	util_srx_entry_queue(q, e, iov, count, src, tag, ignore, context,
 			     flags);
@@ -355,7 +358,7 @@ ssize_t util_srx_coll_post(struct util_srx *srx, void *buf, size_t len,
 	if (ux) {
 		util_srx_dest_iov(srx, &iov, 1, context, FI_TAGGED, &dest);
 		dest.comp_flags |= UTIL_SRX_F_COLL;
-		return srx->ops->deliver(srx, &dest, ux);
+		return util_srx_ux_ops(srx, ux)->deliver(srx, &dest, ux);
 	}
 	e = util_pool_get(&srx->coll_pool);
 	if (!e)

@@ -27,6 +27,13 @@
 #define WEFT_HAVE_CAPS_UNSOLICITED_WRITE_RECV \
 	HAVE_DECL_EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV
 
+/* Endpoint option of libfabric 1.18+ that 1.17's headers lack, with the
+ * value newer headers give it (after FI_OPT_CUDA_API_PERMITTED = 10):
+ * bool, false keeps an endpoint off shared memory (NCCL plugins set it). */
+#ifndef FI_OPT_SHARED_MEMORY_PERMITTED
+#define FI_OPT_SHARED_MEMORY_PERMITTED 11
+#endif
+
 #define WEFT_EXPORT __attribute__((visibility("default")))
 #define WEFT_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -47,6 +47,9 @@ enum {
 	FI_OPT_WEFT_WRITE_IN_ORDER_ALIGNED_128_BYTES,
 	/* int, get only: WEFT_POLL_* the endpoint uses. */
 	FI_OPT_WEFT_POLL_MODE,
+	/* uint64_t, get only: messages the endpoint sent to peers of its
+	 * host through shm (srd's peer path; 0 while it is off). */
+	FI_OPT_WEFT_SHM_SENDS,
 };
 
 #endif /* WEFT_FI_EXT_WEFT_H */

@@ -25,6 +25,12 @@
  * call returns 0 and writes FI_AV_COMPLETE (data = number inserted) plus
  * one error event per failed address (data = its index).
  * insertsvc/insertsym: -FI_ENOSYS; av_set: util_av_set.h.
+ *
+ * FI_AV_USER_ID (fi_av_insert flag): fi_addr[] is read first, each entry
+ * the identifier that completions report for that address instead of its
+ * fi_addr (a peer provider's owner passes its own fi_addrs), then written
+ * with the fi_addrs as usual, which the caller needs to send.
+ * util_av_user_id reads it back; without the flag it is the fi_addr.
  */
 #ifndef WEFT_UTIL_AV_H
 #define WEFT_UTIL_AV_H
@@ -73,6 +79,7 @@ struct util_av_prov {
 struct util_av_slot {
 	UT_hash_handle hh;	/* av->by_addr, key = addr bytes */
 	fi_addr_t fi_addr;	/* this slot's own index */
+	fi_addr_t user_id;	/* FI_AV_USER_ID's, else fi_addr */
 	uint64_t next_free;	/* while free: index of the next free slot */
 	bool in_use;
 	/* addr (addrlen bytes, 8-aligned), then provider data (16-aligned) */
@@ -96,6 +103,11 @@ struct util_av {
 	struct util_eq *eq;
 	struct util_lock lock;		/* insert/remove/reverse lookup */
 	atomic_int ref;			/* endpoint bindings, AV sets */
+	void *prov_ctx;			/* the provider's, NULL at open */
+	bool user_ids;			/* an insert used FI_AV_USER_ID */
+	/* Bumped by every insert and remove: whoever mirrors the AV (srd's
+	 * shm peering) notices a change with one load. */
+	_Atomic uint64_t gen;
 };
 
 static inline struct util_av *to_util_av(struct fid_av *av)
@@ -125,6 +137,14 @@ static inline struct util_av_slot *util_av_slot(struct util_av *av,
 }
 
 /* Provider address bytes of fi_addr, or NULL. */
+/* What completions report as the source fi_addr (FI_AV_USER_ID). */
+static inline fi_addr_t util_av_user_id(struct util_av *av, fi_addr_t fi_addr)
+{
+	struct util_av_slot *slot = util_av_slot(av, fi_addr);
+
+	return slot ? slot->user_id : FI_ADDR_NOTAVAIL;
+}
+
 static inline const void *util_av_addr(struct util_av *av, fi_addr_t fi_addr)
 {
 	struct util_av_slot *slot = util_av_slot(av, fi_addr);

@@ -116,6 +116,11 @@ static inline struct util_cq *to_util_cq(struct fid_cq *cq)
 /* fi_cq_open (struct fi_ops_domain.cq_open). Accepts wait_obj NONE, UNSPEC,
  * FD, YIELD; wait_cond NONE (THRESHOLD is accepted and treated as NONE);
  * every format. Bad attributes: -FI_EINVAL / -FI_ENOSYS with a log line. */
+/* A CQ one provider reads for another from its own progress (srd reading
+ * its shm peer's): an empty read there says nothing about the application
+ * waiting, so it never yields the CPU (util_idle.h). -FI_EINVAL when cq
+ * is not a util CQ. */
+int util_cq_no_yield(struct fid_cq *cq);
 int util_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq, void *context);
 

@@ -76,6 +76,7 @@
 #include <sys/uio.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_tagged.h>
+#include <rdma/fi_ext.h>
 
 /* iovs of one receive at most (a provider's rx_attr->iov_limit <= this). */
 #define UTIL_SRX_IOV_MAX 4
@@ -137,6 +138,10 @@ struct util_srx_unexp {
 	uint64_t size;
 	uint64_t data;
 	uint64_t flags;			/* FI_REMOTE_CQ_DATA or 0 */
+	/* NULL: the srx's. A peer provider sharing this receive side
+	 * (util_srx_peer) queues its own unexpected messages here with its
+	 * own hooks, since only it knows how to land their payload. */
+	const struct util_srx_ops *ops;
 };
 
 /* The provider's hooks (a const table with designated initialisers). */
@@ -436,6 +441,14 @@ static inline void util_srx_unexp_init(struct util_srx_unexp *ux,
 	ux->size = size;
 	ux->data = data;
 	ux->flags = flags;
+	ux->ops = NULL;
+}
+
+/* The hooks that own unexpected message ux. */
+static inline const struct util_srx_ops *
+util_srx_ux_ops(const struct util_srx *srx, const struct util_srx_unexp *ux)
+{
+	return ux->ops ? ux->ops : srx->ops;
 }
 
 /* Queue an unexpected message (arrival order) of class cls. */
@@ -511,5 +524,31 @@ static inline void util_srx_complete(struct util_srx *srx,
 			dest->iov_count ? dest->iov[0].iov_base : NULL,
 			dest->cap, want_comp, m, len, err, prov_errno);
 }
+
+/* ---- sharing the receive side with a peer provider -------------------- */
+
+/*
+ * The owner's end of libfabric's peer receive context (fi_ext.h,
+ * FI_PEER): a provider that lets another one carry part of its traffic
+ * (srd with shm for peers on its host) wraps its util_srx here and hands
+ * &peer_srx to the peer's fi_srx_context in a struct
+ * fi_peer_srx_context. A weft peer recognises the owner by its ops table
+ * (util_srx_of_peer) and matches straight in the owner's queues, queuing
+ * its own unexpected messages there with its own hooks
+ * (util_srx_unexp.ops), so matching order, FI_PEEK/FI_CLAIM, multi-recv
+ * and cancel are the owner's. The generic owner operations (get_msg,
+ * get_tag, ...) that a foreign peer would call are refused (-FI_ENOSYS,
+ * logged): only weft's providers peer with one another.
+ */
+struct util_srx_peer {
+	struct fid_peer_srx peer_srx;
+	struct util_srx *srx;
+};
+
+/* srx must outlive every peer endpoint bound to p. */
+void util_srx_peer_init(struct util_srx_peer *p, struct util_srx *srx);
+/* The util_srx behind a peer receive context, or NULL when it is not
+ * weft's. */
+struct util_srx *util_srx_of_peer(struct fid_peer_srx *p);
 
 #endif /* WEFT_UTIL_SRX_H */

@@ -223,6 +223,49 @@ static void test_av_bad_addresses(void **state)
 	test_env_close(&env);
 }
 
+/* FI_AV_USER_ID: the ids go in through fi_addr[], the fi_addrs come back
+ * out; completions would report the id (util_av_user_id). Every change
+ * moves gen. */
+static void test_av_user_id(void **state)
+{
+	struct test_env env;
+	struct fid_av *av;
+	struct util_av *uav;
+	char addrs[3][ADDRLEN];
+	fi_addr_t fa[3] = { 700, 701, 702 };
+	uint64_t gen;
+
+	(void)state;
+	assert_int_equal(test_env_open(&env, FI_VERSION(1, 17),
+				       FI_THREAD_DOMAIN, 0), 0);
+	av = av_open(&env, FI_AV_TABLE, 0);
+	uav = to_util_av(av);
+	for (int i = 0; i < 3; i++)
+		mkaddr(addrs[i], i);
+	gen = atomic_load(&uav->gen);
+	assert_false(uav->user_ids);
+	assert_int_equal(fi_av_insert(av, addrs, 2, fa, FI_AV_USER_ID, NULL),
+			 2);
+	assert_true(uav->user_ids);
+	assert_int_equal(fa[0], 0);
+	assert_int_equal(fa[1], 1);
+	assert_int_equal(util_av_user_id(uav, 0), 700);
+	assert_int_equal(util_av_user_id(uav, 1), 701);
+	assert_true(atomic_load(&uav->gen) == gen + 2);
+	/* without the flag: the fi_addr itself */
+	assert_int_equal(fi_av_insert(av, addrs[2], 1, &fa[2], 0, NULL), 1);
+	assert_int_equal(util_av_user_id(uav, fa[2]), fa[2]);
+	assert_int_equal(util_av_user_id(uav, 99), FI_ADDR_NOTAVAIL);
+	/* the ids need an array to come from */
+	assert_int_equal(fi_av_insert(av, addrs, 1, NULL, FI_AV_USER_ID, NULL),
+			 -FI_EINVAL);
+	gen = atomic_load(&uav->gen);
+	assert_int_equal(fi_av_remove(av, &fa[0], 1, 0), 0);
+	assert_true(atomic_load(&uav->gen) == gen + 1);
+	assert_int_equal(fi_close(&av->fid), 0);
+	test_env_close(&env);
+}
+
 static void test_av_async_eq(void **state)
 {
 	struct test_env env;
@@ -297,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_av_map),
 		cmocka_unit_test(test_av_table),
 		cmocka_unit_test(test_av_bad_addresses),
+		cmocka_unit_test(test_av_user_id),
 		cmocka_unit_test(test_av_async_eq),
 		cmocka_unit_test(test_av_open_errors),
 	};

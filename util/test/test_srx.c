@@ -747,6 +747,32 @@ static void test_srx_coll_class(void **state)
 	teardown();
 }
 
+/* The owner's end of a peer receive context: a weft peer finds the
+ * util_srx behind it; another owner's table is not taken for ours, and
+ * the generic operations a foreign peer would call are refused. */
+static void test_srx_peer_owner(void **state)
+{
+	struct util_srx srx;
+	struct util_srx_peer p;
+	struct fi_ops_srx_owner other = { .size = sizeof(other) };
+	struct fid_peer_srx foreign = { .owner_ops = &other };
+	struct fi_peer_rx_entry *entry = NULL;
+
+	(void)state;
+	memset(&srx, 0, sizeof(srx));
+	util_srx_peer_init(&p, &srx);
+	assert_int_equal(p.peer_srx.ep_fid.fid.fclass, FI_CLASS_SRX_CTX);
+	assert_ptr_equal(util_srx_of_peer(&p.peer_srx), &srx);
+	assert_null(util_srx_of_peer(&foreign));
+	assert_null(util_srx_of_peer(NULL));
+	assert_int_equal(p.peer_srx.owner_ops->get_tag(&p.peer_srx, 0, 1,
+							&entry), -FI_ENOSYS);
+	assert_int_equal(p.peer_srx.owner_ops->get_msg(&p.peer_srx, 0, 1,
+							&entry), -FI_ENOSYS);
+	assert_null(entry);
+	assert_int_equal(fi_close(&p.peer_srx.ep_fid.fid), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -763,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_srx_truncation),
 		cmocka_unit_test(test_srx_fast_path),
 		cmocka_unit_test(test_srx_fini_frees_unexpected),
+		cmocka_unit_test(test_srx_peer_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -167,6 +167,7 @@ _Static_assert(SHM_IOV_LIMIT <= UTIL_SRX_IOV_MAX, "a receive fits util_srx");
  * (size and data in srx). */
 struct shm_unexp {
 	struct util_srx_unexp srx;
+	struct shm_ep *ep;		/* the srx may be an owner's */
 	struct shm_conn *conn;
 	uint16_t op;
 	uint16_t cflags;
@@ -263,6 +264,10 @@ struct shm_ep {
 	struct shm_tx_entry *tx_active;	/* oldest first */
 
 	struct util_srx srx;		/* posted receives, unexpected ones */
+	/* Where arriving messages match: &srx, or the receive side of the
+	 * provider that owns this endpoint as its peer (fi_srx_context with
+	 * FI_PEER, shm_peer_srx.c), whose CQs and counters then report them. */
+	struct util_srx *rx;
 	struct util_pool unexp_pool;	/* struct shm_unexp + payload */
 	struct util_pool pull_pool;	/* struct shm_pull */
 	struct util_pool ack_pool;	/* struct shm_ack_pending */
@@ -390,6 +395,17 @@ static inline fi_addr_t shm_conn_fi_addr(struct shm_ep *ep,
 		return conn->fi_addr;
 	return shm_conn_fi_addr_checked(ep, conn);
 }
+
+/* The source a receive reports: the fi_addr, or the identifier the AV
+ * was given for it (FI_AV_USER_ID: a peer owner's own fi_addr). */
+static inline fi_addr_t shm_conn_src(struct shm_ep *ep, struct shm_conn *conn)
+{
+	fi_addr_t a = shm_conn_fi_addr(ep, conn);
+
+	if (WEFT_UNLIKELY(ep->util.av->user_ids) && a != FI_ADDR_NOTAVAIL)
+		return util_av_user_id(ep->util.av, a);
+	return a;
+}
 /* shm_bounce_push for a transfer toward conn, within its share of the
  * pool (shm_env.bounce_peer_segs); shm_bounce_tx_abort likewise. */
 int shm_conn_bounce_push(struct shm_ep *ep, struct shm_conn *conn,
@@ -448,6 +464,13 @@ int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r)
 int shm_rx_deliver(struct shm_ep *ep, const struct util_srx_dest *dest,
 		   const struct shm_msg_info *m);
 ssize_t shm_ep_cancel(fid_t fid, void *context);
+extern const struct util_srx_ops shm_srx_ops;
+
+/* shm_peer_srx.c: an owner's receive side (FI_PEER) */
+int shm_domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		       struct fid_ep **rx_ep, void *context);
+int shm_ep_bind_peer_srx(struct shm_ep *ep, struct fid *bfid);
+void shm_peer_srx_detach(struct shm_ep *ep);
 void shm_rx_fail_conn(struct shm_ep *ep, struct shm_conn *conn);
 
 /* shm_reply.c: replies, sent now or waiting for the initiator's queue. */

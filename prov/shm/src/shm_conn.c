@@ -394,9 +394,14 @@ static bool shm_conn_unexp_rts(struct util_match_queue *q,
 	struct util_unexp_entry *u;
 
 	DL_FOREACH(q->unexp, u) {
-		struct shm_unexp *ux = container_of(u, struct shm_unexp,
-						    srx.match);
+		struct util_srx_unexp *su = container_of(u,
+							 struct util_srx_unexp,
+							 match);
+		struct shm_unexp *ux = container_of(su, struct shm_unexp, srx);
 
+		/* A peer owner's queue holds its own entries too. */
+		if (su->ops != &shm_srx_ops)
+			continue;
 		if (ux->conn == c && ux->op == SHM_OP_RTS)
 			return true;
 	}
@@ -424,9 +429,9 @@ static bool shm_conn_busy(struct shm_ep *ep, struct shm_conn *c)
 			return true;
 	if (c->acks_pending)
 		return true;
-	if (shm_conn_unexp_rts(&ep->srx.msg_q, c) ||
-	    shm_conn_unexp_rts(&ep->srx.tag_q, c) ||
-	    shm_conn_unexp_rts(&ep->srx.coll_q, c))
+	if (shm_conn_unexp_rts(&ep->rx->msg_q, c) ||
+	    shm_conn_unexp_rts(&ep->rx->tag_q, c) ||
+	    shm_conn_unexp_rts(&ep->rx->coll_q, c))
 		return true;
 	if (!c->peer || c->dead || shm_peer_drained(c->peer))
 		return false;

@@ -15,6 +15,7 @@ static int shm_ep_close(struct fid *fid)
 	struct shm_ep *ep = container_of(fid, struct shm_ep, util.ep_fid.fid);
 
 	shm_av_ep_del(ep);
+	shm_peer_srx_detach(ep);
 	util_coll_ep_fini(&ep->util);
 	util_ep_fini(&ep->util);
 	shm_conn_close_all(ep);
@@ -39,10 +40,19 @@ static int shm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return 0;
 }
 
+static int shm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct shm_ep *ep = container_of(fid, struct shm_ep, util.ep_fid.fid);
+
+	if (bfid && bfid->fclass == FI_CLASS_SRX_CTX)
+		return shm_ep_bind_peer_srx(ep, bfid);
+	return util_ep_bind(fid, bfid, flags);
+}
+
 static const struct fi_ops shm_ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = shm_ep_close,
-	.bind = util_ep_bind,
+	.bind = shm_ep_bind,
 	.control = util_ep_control,
 	.ops_open = util_no_ops_open,
 	.tostr = util_no_tostr,

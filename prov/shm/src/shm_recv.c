@@ -15,17 +15,13 @@
 
 static void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m);
 
-static struct shm_ep *shm_srx_ep(struct util_srx *srx)
-{
-	return container_of(srx, struct shm_ep, srx);
-}
-
 static int shm_srx_deliver(struct util_srx *srx,
 			   const struct util_srx_dest *dest,
 			   struct util_srx_unexp *u)
 {
-	struct shm_ep *ep = shm_srx_ep(srx);
+	(void)srx;
 	struct shm_unexp *ux = container_of(u, struct shm_unexp, srx);
+	struct shm_ep *ep = ux->ep;
 	struct shm_msg_info m;
 	int ret;
 
@@ -38,16 +34,17 @@ static int shm_srx_deliver(struct util_srx *srx,
 /* A discarded large message still owes its sender an ACK. */
 static void shm_srx_discard(struct util_srx *srx, struct util_srx_unexp *u)
 {
-	struct shm_ep *ep = shm_srx_ep(srx);
 	struct shm_unexp *ux = container_of(u, struct shm_unexp, srx);
+	struct shm_ep *ep = ux->ep;
 
+	(void)srx;
 	if (ux->op == SHM_OP_RTS)
 		shm_ack_send(ep, ux->conn, ux->cookie, 0);
 	util_pool_put(&ep->unexp_pool, ux);
 }
 
 /* Unexpected entries hold nothing outside unexp_pool, freed whole. */
-static const struct util_srx_ops shm_srx_ops = {
+const struct util_srx_ops shm_srx_ops = {
 	.deliver = shm_srx_deliver,
 	.discard = shm_srx_discard,
 };
@@ -70,6 +67,7 @@ int shm_rx_init(struct shm_ep *ep)
 	ret = util_srx_init(&ep->srx, &ep->util, &attr);
 	if (ret)
 		return ret;
+	ep->rx = &ep->srx;
 	/* Never more made up front than FI_SHM_UNEXP_COUNT allows. */
 	ret = util_pool_init(&ep->unexp_pool,
 			     sizeof(struct shm_unexp) + ep->payload_max, 0,
@@ -141,7 +139,7 @@ shm_rx_msg(const struct shm_msg_info *m, struct util_srx_msg *msg)
 	msg->size = m->size;
 	msg->data = m->data;
 	msg->flags = (m->cflags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0;
-	msg->peer = m->conn;
+	msg->peer = NULL;	/* no write_err hook reads it */
 }
 
 static void shm_rx_complete(struct shm_ep *ep,
@@ -151,7 +149,7 @@ static void shm_rx_complete(struct shm_ep *ep,
 	struct util_srx_msg msg;
 
 	shm_rx_msg(m, &msg);
-	util_srx_complete(&ep->srx, dest, &msg,
+	util_srx_complete(ep->rx, dest, &msg,
 			  m->size < dest->cap ? m->size : dest->cap, err, 0);
 }
 
@@ -263,6 +261,8 @@ static int shm_rx_queue_unexp(struct shm_ep *ep, unsigned int cls,
 		return -FI_EAGAIN;
 	util_srx_unexp_init(&ux->srx, m->src, m->tag, m->size, m->data,
 			    (m->cflags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0);
+	ux->srx.ops = &shm_srx_ops;
+	ux->ep = ep;
 	ux->conn = m->conn;
 	ux->op = m->op;
 	ux->cflags = m->cflags;
@@ -270,7 +270,7 @@ static int shm_rx_queue_unexp(struct shm_ep *ep, unsigned int cls,
 	ux->len = m->len;
 	ux->cookie = m->cookie;
 	memcpy(ux->payload, m->payload, m->len);
-	util_srx_add_unexp(&ep->srx, cls, &ux->srx);
+	util_srx_add_unexp(ep->rx, cls, &ux->srx);
 	return 0;
 }
 
@@ -302,11 +302,11 @@ shm_rx_deliver_inline1(struct shm_ep *ep, struct util_srx_entry *e,
 		shm_copy_small(e->iov[0].iov_base, payload, len);
 	else
 		memcpy(e->iov[0].iov_base, payload, len);
-	util_srx_report(&ep->srx, &ep->util, e->match.context, e->comp_flags,
+	util_srx_report(ep->rx, ep->rx->ep, e->match.context, e->comp_flags,
 			e->iov[0].iov_base, cap,
-			util_ep_rx_wants_comp(&ep->util, e->match.flags), msg,
+			util_ep_rx_wants_comp(ep->rx->ep, e->match.flags), msg,
 			len, 0, 0);
-	util_srx_entry_put(&ep->srx, e);
+	util_srx_entry_put(ep->rx, e);
 }
 
 /* The commonest case of all, tried before the general path: an inline
@@ -324,16 +324,16 @@ static bool shm_rx_fast_send(struct shm_ep *ep, struct shm_conn *conn,
 	struct util_srx_entry *e;
 
 	msg.tag = tagged ? hdr->tag : 0;
-	e = util_srx_first1(&ep->srx, tagged, msg.tag);
+	e = util_srx_first1(ep->rx, tagged, msg.tag);
 	if (!e || conn->rma_busy)
 		return false;
-	util_srx_take_first(&ep->srx, tagged, e);
+	util_srx_take_first(ep->rx, tagged, e);
 	msg.size = hdr->len;
 	msg.data = hdr->data;
 	msg.flags = (hdr->flags & SHM_F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0;
 	msg.src = (ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ?
-		  shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
-	msg.peer = conn;
+		  shm_conn_src(ep, conn) : FI_ADDR_NOTAVAIL;
+	msg.peer = NULL;
 	shm_rx_deliver_inline1(ep, e, &msg, payload);
 	return true;
 }
@@ -351,7 +351,7 @@ static int shm_rx_deliver_posted(struct shm_ep *ep, struct util_srx_entry *e,
 		shm_rx_deliver_inline1(ep, e, &msg, m->payload);
 		return 0;
 	}
-	util_srx_dest(&ep->srx, e, m->size, &dest);
+	util_srx_dest(ep->rx, e, m->size, &dest);
 	return shm_rx_deliver(ep, &dest, m);
 }
 
@@ -391,12 +391,12 @@ shm_rx_handle_msg_any(struct shm_ep *ep, struct shm_conn *conn,
 	/* The collective class always matches by source. */
 	m.src = ((ep->util.caps & (FI_SOURCE | FI_DIRECTED_RECV)) ||
 		 cls == UTIL_SRX_COLL) ?
-		shm_conn_fi_addr(ep, conn) : FI_ADDR_NOTAVAIL;
-	e = util_srx_match(&ep->srx, cls, m.src, m.tag);
+		shm_conn_src(ep, conn) : FI_ADDR_NOTAVAIL;
+	e = util_srx_match(ep->rx, cls, m.src, m.tag);
 	if (!e)
 		return shm_rx_queue_unexp(ep, cls, &m);
 	if (cls == UTIL_SRX_COLL) {
-		util_srx_dest(&ep->srx, e, m.size, &dest);
+		util_srx_dest(ep->rx, e, m.size, &dest);
 		return shm_rx_deliver(ep, &dest, &m);
 	}
 	return shm_rx_deliver_posted(ep, e, &m);

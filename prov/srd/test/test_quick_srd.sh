@@ -23,7 +23,10 @@ for t in $("$runner" -t quick -l | awk '{ print $1 }'); do
 done
 FI_SRD_DEVICE=soft
 FI_SRD_SOFT_ADDR="${FI_SRD_SOFT_ADDR:-127.0.0.1}"
-export FI_SRD_DEVICE FI_SRD_SOFT_ADDR
+# The ranks share a host: by default the device carries their traffic, as
+# between hosts; test_quick_srd_shm.sh runs the suite with FI_SRD_USE_SHM=1.
+FI_SRD_USE_SHM="${FI_SRD_USE_SHM:-0}"
+export FI_SRD_DEVICE FI_SRD_SOFT_ADDR FI_SRD_USE_SHM
 # Sanitizer builds: the test programs may not carry the ASan runtime that
 # weft's instrumented libfabric.so.1 needs.
 if [ -n "${WEFT_TEST_PRELOAD:-}" ]; then

@@ -370,13 +370,15 @@ static void test_ep_name_roundtrip(void **state)
 	struct srd_dev_qp *qp;
 	char str[128];
 
-	assert_int_equal(sizeof(name), 28);
+	assert_int_equal(sizeof(name), 36);
 	assert_int_equal(srd_dev_qp_create(fx.dev, &fx.s, &fx.attr, &qp), 0);
 	srd_ep_name_build(qp, &name);
 	assert_int_equal(name.version, SRD_EP_NAME_VERSION);
 	assert_int_equal(name.qpn, qp->ibv_qp->qp_num);
 	assert_int_equal(name.qkey, qp->qkey);
 	assert_memory_equal(name.gid, mock.gid.raw, 16);
+	assert_int_equal(name.host_key, srd_host_key());
+	assert_int_equal(name.flags, 0);
 
 	assert_int_equal(srd_ep_name_parse(&name, sizeof(name), &back), 0);
 	assert_memory_equal(&back, &name, sizeof(name));
@@ -396,8 +398,17 @@ static void test_ep_name_rejects_bad_input(void **state)
 			 -FI_EINVAL);
 	assert_int_equal(srd_ep_name_parse(NULL, sizeof(good), &out), -FI_EINVAL);
 	bad = good;
-	bad.version = 2;
+	bad.version = 1;	/* before the host key */
 	assert_int_equal(srd_ep_name_parse(&bad, sizeof(bad), &out), -FI_EINVAL);
+	bad = good;
+	bad.flags = 0x2;	/* unknown flag */
+	assert_int_equal(srd_ep_name_parse(&bad, sizeof(bad), &out), -FI_EINVAL);
+	bad = good;
+	bad.reserved[1] = 1;
+	assert_int_equal(srd_ep_name_parse(&bad, sizeof(bad), &out), -FI_EINVAL);
+	bad = good;
+	bad.flags = SRD_EP_NAME_F_SHM;
+	assert_int_equal(srd_ep_name_parse(&bad, sizeof(bad), &out), 0);
 	bad = good;
 	bad.qkey = 0;
 	assert_int_equal(srd_ep_name_parse(&bad, sizeof(bad), &out), -FI_EINVAL);

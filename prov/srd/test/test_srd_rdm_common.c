@@ -12,6 +12,10 @@ void tfab_env(void)
 {
 	setenv("FI_SRD_DEVICE", "soft", 1);
 	setenv("FI_SRD_SOFT_ADDR", "127.0.0.1", 0);
+	/* These tests drive the device protocols between two endpoints of
+	 * one process, which shm would otherwise carry (test_srd_shm
+	 * tests that path). */
+	setenv("FI_SRD_USE_SHM", "0", 0);
 }
 
 static void tep_open(struct tfab *f, struct tep *e, uint64_t flags_cntr)

@@ -43,6 +43,13 @@ enum srd_poll_req {
 #define SRD_CTS_WINDOW_DEFAULT (2 * 1024 * 1024)
 #define SRD_LONG_PROBE_MS_DEFAULT 1000
 
+/* FI_SRD_USE_SHM: peers on this host through shm. */
+enum srd_use_shm {
+	SRD_USE_SHM_AUTO,	/* when shm opens; else the device */
+	SRD_USE_SHM_OFF,
+	SRD_USE_SHM_ON,		/* fi_enable fails when shm cannot open */
+};
+
 /* FI_SRD_*, described once in srd_init.c's table. */
 struct srd_settings {
 	enum srd_device_sel device;
@@ -56,6 +63,7 @@ struct srd_settings {
 	size_t cts_threshold;		/* CTS above it (no RDMA read) */
 	size_t cts_window;		/* bytes granted ahead per message */
 	uint32_t long_probe_ms;		/* probes of long transfers' peers */
+	enum srd_use_shm use_shm;
 };
 
 extern struct srd_settings srd_settings;

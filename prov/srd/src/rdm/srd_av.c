@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * srd addresses in util's AV: the bytes are a struct srd_ep_name (GID,
- * QPN, QKEY); insert takes the shared address handle of the GID, remove
+ * QPN, QKEY, host key and flags); insert takes the shared address handle of the GID, remove
  * drops it. Reverse lookup (FI_SOURCE) is util's hash on the name bytes.
  * The name format itself is here too: built from our QP, parsed (it comes
  * from the application or the wire), printed as srd://<gid>/qpn=N/qkey=K.
@@ -80,6 +80,7 @@ void srd_ep_name_build(const struct srd_dev_qp *qp, struct srd_ep_name *name)
 	name->qpn = qp->ibv_qp->qp_num;
 	name->qkey = qp->qkey;
 	memcpy(name->gid, qp->dev->caps.gid.raw, sizeof(name->gid));
+	name->host_key = srd_host_key();
 }
 
 int srd_ep_name_parse(const void *buf, size_t len, struct srd_ep_name *name)
@@ -95,6 +96,13 @@ int srd_ep_name_parse(const void *buf, size_t len, struct srd_ep_name *name)
 		FI_WARN(&srd_prov, FI_LOG_AV,
 			"endpoint name version %u, this build speaks %u\n",
 			name->version, SRD_EP_NAME_VERSION);
+		return -FI_EINVAL;
+	}
+	if ((name->flags & ~SRD_EP_NAME_F_SHM) || name->reserved[0] ||
+	    name->reserved[1]) {
+		FI_WARN(&srd_prov, FI_LOG_AV,
+			"endpoint name with unknown flags 0x%x or reserved "
+			"bytes set\n", name->flags);
 		return -FI_EINVAL;
 	}
 	if (name->qpn & ~SRD_QPN_MASK) {
@@ -116,9 +124,10 @@ int srd_ep_name_str(const struct srd_ep_name *name, char *buf, size_t len)
 	int n;
 
 	n = snprintf(buf, len,
-		     "srd://%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x/qpn=%u/qkey=0x%x",
+		     "srd://%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x/qpn=%u/qkey=0x%x/host=%016llx%s",
 		     g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9],
 		     g[10], g[11], g[12], g[13], g[14], g[15], name->qpn,
-		     name->qkey);
+		     name->qkey, (unsigned long long)name->host_key,
+		     (name->flags & SRD_EP_NAME_F_SHM) ? "/shm" : "");
 	return n < 0 || (size_t)n >= len ? -FI_ETOOSMALL : 0;
 }

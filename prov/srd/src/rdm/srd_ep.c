@@ -143,6 +143,9 @@ static int srd_ep_close(struct fid *fid)
 {
 	struct srd_ep *ep = container_of(fid, struct srd_ep, util.ep_fid.fid);
 
+	/* shm first: its unexpected messages leave our receive side, and
+	 * nothing completes into our transfer entries any more. */
+	srd_shm_close(ep);
 	util_coll_ep_fini(&ep->util);
 	util_ep_fini(&ep->util);
 	srd_ep_free(ep);
@@ -163,7 +166,10 @@ static int srd_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 static int srd_ep_enable(struct util_ep *util)
 {
-	return srd_rx_post_all(to_srd_ep_util(util));
+	struct srd_ep *ep = to_srd_ep_util(util);
+	int ret = srd_shm_open(ep);
+
+	return ret ? ret : srd_rx_post_all(ep);
 }
 
 static const struct fi_ops srd_ep_fi_ops = {
@@ -249,8 +255,10 @@ static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 	if (!ep->peers)
 		return -FI_ENOMEM;
 	ret = srd_ep_qp_open(ep, info);
-	if (!ret)
+	if (!ret) {
+		srd_shm_ep_init(ep);
 		ret = srd_ep_rx_slab(ep);
+	}
 	if (!ret)
 		ret = srd_ep_tx_slab(ep);
 	if (!ret)

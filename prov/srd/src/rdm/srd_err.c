@@ -88,7 +88,7 @@ static const struct srd_err_data *srd_err_data_get(const void *err_data)
 static void srd_err_peer_str(const struct srd_err_data *d, char *buf,
 			     size_t len)
 {
-	char name[96];
+	char name[128];
 	size_t n;
 
 	buf[0] = '\0';
@@ -107,7 +107,7 @@ const char *srd_strerror(int prov_errno, const void *err_data, char *buf,
 			 size_t len)
 {
 	const struct srd_err_data *d = srd_err_data_get(err_data);
-	char peer[128], cause[160];
+	char peer[160], cause[160];
 	const char *text = srd_dev_prov_strerror(prov_errno);
 
 	if (!buf || !len) {

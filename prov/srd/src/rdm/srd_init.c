@@ -123,6 +123,7 @@ struct fi_provider srd_prov = {
 static const char *const srd_device_names[] = { "auto", "efa", "soft", NULL };
 static const char *const srd_poll_names[] = { "auto", "data", "completion",
 					      NULL };
+static const char *const srd_use_shm_names[] = { "auto", "0", "1", NULL };
 
 #define SRD_FIELD(m) WEFT_SETTING_FIELD(struct srd_settings, m)
 
@@ -172,6 +173,11 @@ static const struct weft_setting srd_setting_table[] = {
 		  "emulated RMA or atomic for its target), probe the peer "
 		  "this often; a probe the device cannot deliver ends the "
 		  "peer's transfers with an error (0: never)" },
+	{ .name = "use_shm", .type = WEFT_SETTING_ENUM, SRD_FIELD(use_shm),
+	  .def = SRD_USE_SHM_AUTO, .names = srd_use_shm_names,
+	  .help = "Peers on this host (same boot and network namespace) "
+		  "through an shm endpoint instead of the device: auto (when "
+		  "both ends can), 0 (never), 1 (fi_enable fails without shm)" },
 };
 
 #define SRD_SETTINGS_COUNT WEFT_ARRAY_SIZE(srd_setting_table)

@@ -146,6 +146,40 @@ static bool srd_opt_is_weft(int optname)
 	       optname <= FI_OPT_WEFT_POLL_MODE;
 }
 
+static int srd_opt_shm(struct srd_ep *ep, bool set, void *optval,
+		       size_t *optlen)
+{
+	if (!optval || !optlen || *optlen < sizeof(bool) ||
+	    (set && *optlen != sizeof(bool))) {
+		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			"FI_OPT_SHARED_MEMORY_PERMITTED needs a bool\n");
+		return -FI_EINVAL;
+	}
+	if (set)
+		return srd_shm_set_permitted(ep, *(bool *)optval);
+	*(bool *)optval = ep->shm_permitted;
+	*optlen = sizeof(bool);
+	return 0;
+}
+
+static int srd_opt_shm_sends(struct srd_ep *ep, void *optval,
+			     size_t *optlen)
+{
+	uint64_t n;
+
+	if (!optval || !optlen || *optlen < sizeof(n)) {
+		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			"FI_OPT_WEFT_SHM_SENDS needs a uint64_t\n");
+		return -FI_EINVAL;
+	}
+	util_lock_acquire(&ep->util.lock);
+	n = ep->shm ? ep->shm->sends : 0;
+	util_lock_release(&ep->util.lock);
+	memcpy(optval, &n, sizeof(n));
+	*optlen = sizeof(n);
+	return 0;
+}
+
 int srd_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen)
 {
@@ -153,6 +187,11 @@ int srd_ep_getopt(fid_t fid, int level, int optname, void *optval,
 	struct srd_dev_poll_choice c;
 	int ret;
 
+	if (level == FI_OPT_ENDPOINT &&
+	    optname == FI_OPT_SHARED_MEMORY_PERMITTED)
+		return srd_opt_shm(ep, false, optval, optlen);
+	if (level == FI_OPT_ENDPOINT && optname == FI_OPT_WEFT_SHM_SENDS)
+		return srd_opt_shm_sends(ep, optval, optlen);
 	if (level != FI_OPT_ENDPOINT || !srd_opt_is_weft(optname))
 		return util_ep_getopt(fid, level, optname, optval, optlen);
 	ret = srd_opt_choice(ep, &c);
@@ -166,6 +205,14 @@ int srd_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 	struct srd_dev_poll_choice c;
 	int ret;
 
+	if (level == FI_OPT_ENDPOINT &&
+	    optname == FI_OPT_SHARED_MEMORY_PERMITTED)
+		return srd_opt_shm(ep, true, (void *)optval, &optlen);
+	if (level == FI_OPT_ENDPOINT && optname == FI_OPT_WEFT_SHM_SENDS) {
+		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			"setopt FI_OPT_WEFT_SHM_SENDS: read-only option\n");
+		return -FI_EINVAL;
+	}
 	if (level != FI_OPT_ENDPOINT || !srd_opt_is_weft(optname))
 		return util_ep_setopt(fid, level, optname, optval, optlen);
 	ret = srd_opt_choice(ep, &c);

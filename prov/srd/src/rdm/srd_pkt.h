@@ -82,7 +82,7 @@ struct srd_pkt_base {
 /* HELLO and HELLO_ACK. */
 struct srd_pkt_hello {
 	struct srd_pkt_base base;
-	uint8_t name[28];	/* struct srd_ep_name of the sender */
+	uint8_t name[36];	/* struct srd_ep_name of the sender */
 	uint32_t sender_id;	/* sender's id for the receiver: put it in
 				 * base.peer_id of packets to the sender */
 	uint64_t features;
@@ -192,7 +192,7 @@ struct srd_pkt_atomic {
 
 /* The wire layout is frozen by version 1: natural alignment, no padding. */
 _Static_assert(sizeof(struct srd_pkt_base) == 8, "base");
-_Static_assert(sizeof(struct srd_pkt_hello) == 72, "hello");
+_Static_assert(sizeof(struct srd_pkt_hello) == 80, "hello");
 _Static_assert(sizeof(struct srd_pkt_msg) == 48, "msg");
 _Static_assert(sizeof(struct srd_pkt_iov) == 24, "iov");
 _Static_assert(sizeof(struct srd_pkt_ctrl) == 40, "ctrl");

@@ -235,9 +235,12 @@ void srd_ep_progress(struct util_ep *util)
 
 	util_lock_acquire(&ep->util.lock);
 	if (ep->util.enabled) {
-		srd_dev_cq_poll(ep->cq);
+		if (WEFT_LIKELY(!ep->shm) || srd_shm_dev_due(ep))
+			srd_dev_cq_poll(ep->cq);
 		for (i = 0; i < ep->poller_count; i++)
 			ep->pollers[i]->poll(ep);
+		if (ep->shm)
+			srd_shm_progress(ep);
 	}
 	if (WEFT_UNLIKELY(util_coll_busy(&ep->util)))
 		util_coll_progress(&ep->util);

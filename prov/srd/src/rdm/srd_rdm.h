@@ -69,16 +69,26 @@ size_t srd_rounddown_pow2(size_t v);
 
 /* ---- endpoint names (srd_av.c) ------------------------------------------ */
 
-#define SRD_EP_NAME_VERSION 1
+#define SRD_EP_NAME_VERSION 2
+/* flags: the endpoint takes peers of its host through shm
+ * (srd_shm.c), at the shm address its name derives. */
+#define SRD_EP_NAME_F_SHM 0x1u
 
-/* The endpoint name on the wire and in the AV: packed, versioned. */
+/* The endpoint name on the wire and in the AV: packed, versioned, at most
+ * FI_NAME_MAX bytes. host_key tells endpoints of one host (one boot, one
+ * network namespace) from the others: srd_host_key. */
 struct srd_ep_name {
 	uint8_t version;
-	uint8_t reserved[3];
+	uint8_t flags;			/* SRD_EP_NAME_F_* */
+	uint8_t reserved[2];
 	uint32_t qpn;
 	uint32_t qkey;
 	uint8_t gid[16];
+	uint64_t host_key;
 } __attribute__((packed));
+
+_Static_assert(sizeof(struct srd_ep_name) <= FI_NAME_MAX,
+	       "an srd name fits FI_NAME_MAX");
 
 void srd_ep_name_build(const struct srd_dev_qp *qp, struct srd_ep_name *name);
 /* Validates untrusted bytes: -FI_EINVAL with a log line when malformed. */
@@ -237,6 +247,8 @@ struct srd_tx_entry {
 	uint64_t granted;
 	uint32_t rx_id;
 	bool cts_seen;
+	/* through shm: an inject beyond shm's inject size, copied here */
+	uint8_t *shm_bounce;
 };
 
 _Static_assert(SRD_IOV_MAX <= UTIL_SRX_IOV_MAX, "a receive fits util_srx");
@@ -411,6 +423,11 @@ struct srd_ep {
 	struct srd_long_stats lstat;
 	struct srd_ring_ep *ring;	/* ring: data mode, or NULL */
 	struct srd_rma_ep *rma;		/* RMA and atomics */
+
+	/* peers of this host through shm (srd_shm.c), or NULL */
+	struct srd_shm *shm;
+	bool shm_permitted;		/* FI_OPT_SHARED_MEMORY_PERMITTED */
+	enum srd_use_shm shm_mode;	/* FI_SRD_USE_SHM at open */
 };
 
 static inline struct srd_ep *to_srd_ep(struct fid_ep *ep)
@@ -543,6 +560,72 @@ ssize_t srd_ep_cancel(fid_t fid, void *context);
 /* srd_progress.c */
 extern const struct srd_dev_cq_ops srd_ep_cq_ops;
 void srd_ep_progress(struct util_ep *util);
+
+/* ---- peers of this host through shm (srd_shm.c) ------------------------ */
+
+/* This host's key: a hash of the boot id and the network namespace. */
+uint64_t srd_host_key(void);
+/* At open: whether FI_SRD_USE_SHM lets the endpoint offer shm peering. */
+void srd_shm_ep_init(struct srd_ep *ep);
+/* fi_setopt(FI_OPT_SHARED_MEMORY_PERMITTED), before fi_enable. */
+int srd_shm_set_permitted(struct srd_ep *ep, bool permitted);
+/* At fi_enable: the shm endpoint, when the name offers it. */
+int srd_shm_open(struct srd_ep *ep);
+/* At close, before anything the shm endpoint may complete into. */
+void srd_shm_close(struct srd_ep *ep);
+/* The AV changed: mirror its peers of this host into shm's AV. */
+void srd_shm_av_sync(struct srd_ep *ep);
+/* Each progress call: shm's progress and its send completions. */
+void srd_shm_progress(struct srd_ep *ep);
+/* Send tx (filled, sent = total_len) to shm address addr. */
+ssize_t srd_shm_post(struct srd_ep *ep, struct srd_tx_entry *tx,
+		     fi_addr_t addr, uint64_t flags);
+
+struct srd_shm {
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	struct util_srx_peer peer_srx;
+	struct fid_ep *srx_ep;		/* shm's handle on peer_srx */
+	size_t inject_size;		/* shm's */
+	/* copies of injects between shm's inject size and ours */
+	struct util_pool bounce_pool;
+	bool bounce_ready;
+	uint64_t av_gen;		/* the srd AV's gen last mirrored */
+	fi_addr_t *map;			/* srd fi_addr -> shm fi_addr */
+	size_t map_len;
+	uint64_t sends;			/* messages sent through shm */
+	uint32_t idle_polls;		/* progress calls without a device peer */
+};
+
+/* While no peer uses the device (everything so far went through shm), the
+ * device's CQ is polled on one progress call in SRD_SHM_DEV_POLL_EVERY:
+ * enough for a first HELLO from another host, and polling an idle CQ is a
+ * system call on softsrd. Once a device peer exists, every call polls. */
+#define SRD_SHM_DEV_POLL_EVERY 16u
+
+static inline bool srd_shm_dev_due(struct srd_ep *ep)
+{
+	return ep->peer_count || ep->sq_inflight ||
+	       !(++ep->shm->idle_polls & (SRD_SHM_DEV_POLL_EVERY - 1));
+}
+
+/* Where a send to dest goes: its shm fi_addr, or FI_ADDR_NOTAVAIL (the
+ * device). One predictable branch while shm is off. */
+static inline fi_addr_t srd_shm_addr(struct srd_ep *ep, fi_addr_t dest)
+{
+	struct srd_shm *shm = ep->shm;
+
+	if (WEFT_LIKELY(!shm))
+		return FI_ADDR_NOTAVAIL;
+	if (WEFT_UNLIKELY(shm->av_gen !=
+			  atomic_load_explicit(&ep->util.av->gen,
+					       memory_order_acquire)))
+		srd_shm_av_sync(ep);
+	return dest < shm->map_len ? shm->map[dest] : FI_ADDR_NOTAVAIL;
+}
 int srd_rx_post_all(struct srd_ep *ep);
 /* What the owner of a work request (tb->owner, or wr_id) is told. */
 void srd_wr_done(struct srd_ep *ep, struct srd_wr_hdr *hdr,

@@ -209,6 +209,41 @@ static int srd_send_check(struct srd_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
+/* A peer of this host with shm at both ends: shm carries the message,
+ * the entry completes from shm's CQ (srd_shm.c). No msg_id: the peer
+ * reorders nothing that comes through shm. */
+static ssize_t __attribute__((noinline))
+srd_send_shm(struct srd_ep *ep, fi_addr_t shm_addr, const struct iovec *iov,
+	     size_t count, uint64_t tag, uint64_t data, void *context,
+	     uint64_t flags)
+{
+	struct srd_tx_entry *tx = srd_tx_get(ep);
+	ssize_t ret;
+
+	if (WEFT_UNLIKELY(!tx))
+		return -FI_EAGAIN;
+	tx->peer = NULL;
+	tx->shm_bounce = NULL;
+	tx->context = context;
+	tx->comp_flags = FI_SEND | ((flags & FI_TAGGED) ? FI_TAGGED : FI_MSG);
+	tx->want_comp = util_ep_tx_wants_comp(&ep->util, flags);
+	tx->tag = (flags & FI_TAGGED) ? tag : 0;
+	tx->cq_data = (flags & FI_REMOTE_CQ_DATA) ? (uint32_t)data : 0;
+	tx->pkt_flags = 0;
+	tx->iov_count = count;
+	if (count)
+		memcpy(tx->iov, iov, count * sizeof(*iov));
+	tx->total_len = util_iov_total(iov, count);
+	tx->sent = tx->total_len;
+	tx->proto = &srd_proto_shm;
+	ret = srd_shm_post(ep, tx, shm_addr, flags);
+	if (WEFT_UNLIKELY(ret)) {
+		tx->proto->tx_release(ep, tx);
+		srd_tx_put(ep, tx);
+	}
+	return ret;
+}
+
 static ssize_t srd_send_locked(struct srd_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t dest,
 			       uint64_t tag, uint64_t data, void *context,
@@ -216,8 +251,13 @@ static ssize_t srd_send_locked(struct srd_ep *ep, const struct iovec *iov,
 {
 	struct srd_tx_entry *tx;
 	struct srd_peer *peer;
+	fi_addr_t shm_addr = srd_shm_addr(ep, dest);
 	int ret;
 
+	if (WEFT_UNLIKELY(shm_addr != FI_ADDR_NOTAVAIL) &&
+	    !(flags & UTIL_COLL_FLAG))
+		return srd_send_shm(ep, shm_addr, iov, count, tag, data,
+				    context, flags);
 	ret = srd_peer_get(ep, dest, &peer);
 	if (WEFT_UNLIKELY(ret))
 		return ret;
