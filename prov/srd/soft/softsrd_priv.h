@@ -61,8 +61,9 @@ struct softsrd_config {
 	enum softsrd_io io;
 	uint32_t loss, dup, reorder, rnr;	/* percent */
 	uint32_t delay_us;
-	uint32_t rto_us;
-	uint32_t retries;
+	uint32_t rto_us;	/* before the first RTT sample */
+	uint32_t rto_min_us, rto_max_us;
+	uint32_t dead_ms;	/* silence that makes a peer unresponsive */
 	uint32_t rnr_delay_us;
 	uint32_t ack_delay_us;	/* an OK verdict may wait this long for data */
 	uint32_t pkts_per_qp;
@@ -243,6 +244,8 @@ struct softsrd_pkt {
 	uint32_t off;
 	uint32_t len;
 	uint64_t deadline;
+	uint64_t first;		/* first transmission: a wait starts here */
+	uint64_t sent;		/* last transmission: RTT sample if tries 0 */
 	uint32_t tries;
 	struct softsrd_pkt *prev, *next;	/* qp->inflight or qp->pkt_free */
 };
@@ -265,6 +268,11 @@ struct softsrd_peer {
 	struct sockaddr_in sin;
 	uint16_t slid;		/* ahn of the peer's GID, valid at slid_gen */
 	uint32_t slid_gen;
+	/* liveness: anything that came from the peer counts */
+	uint64_t heard;
+	/* retransmission timeout from the measured round trips (RFC 6298):
+	 * smoothed RTT and its variation, ns; srtt 0 until the first sample */
+	uint64_t srtt, rttvar, rto;
 	/* initiator */
 	uint64_t next_psn;
 	uint64_t tx_floor;
@@ -348,6 +356,7 @@ struct softsrd_held {
 
 #define SOFTSRD_TX_BATCH 32
 #define SOFTSRD_RX_BATCH 32
+#define SOFTSRD_RX_ROUNDS 4	/* batches read per progress round */
 
 struct softsrd_wire {
 	int fd;
@@ -384,6 +393,10 @@ struct softsrd_ctx {
 	uint32_t ahn_gen;		/* changes whenever an ahn comes or goes */
 	uint16_t next_ahn;
 	uint64_t next_timer_check;
+	uint64_t timer_ns;		/* interval of the timer checks */
+	uint64_t last_round;		/* this context's previous progress */
+	uint64_t listen_since;		/* silence counts from here: not
+					 * while this process itself was away */
 	uint64_t now;			/* time of the current call or round */
 	pthread_t thread;
 	int wake_fd;			/* eventfd: wakes the thread from ppoll */
@@ -511,10 +524,22 @@ void softsrd_swr_fail(struct softsrd_qp *qp, struct softsrd_swr *wr,
 		      enum ibv_wc_status status);
 void softsrd_swr_complete(struct softsrd_qp *qp, struct softsrd_swr *wr);
 uint32_t softsrd_seg_size(const struct softsrd_ctx *ctx);
+void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt);
+void softsrd_pkt_release(struct softsrd_qp *qp, struct softsrd_pkt *pkt);
 void softsrd_qp_flush(struct softsrd_qp *qp, bool completions);
 struct softsrd_peer *softsrd_peer_get(struct softsrd_qp *qp,
 				      const struct sockaddr_in *sin,
 				      uint32_t qpn);
+
+/* rto.c: retransmission timeouts and liveness */
+void softsrd_rto_ctx_init(struct softsrd_ctx *ctx);
+void softsrd_rto_peer_init(struct softsrd_ctx *ctx, struct softsrd_peer *peer);
+void softsrd_rto_sample(struct softsrd_ctx *ctx, struct softsrd_peer *peer,
+			uint64_t rtt);
+uint64_t softsrd_rto_wait(const struct softsrd_ctx *ctx,
+			  const struct softsrd_peer *peer, uint32_t tries);
+void softsrd_rto_round(struct softsrd_ctx *ctx, uint64_t now);
+void softsrd_qp_timers(struct softsrd_qp *qp, uint64_t now, bool judge);
 
 /* place.c: write received data so that what the device claims holds */
 void softsrd_place(void *dst, const void *src, size_t len,

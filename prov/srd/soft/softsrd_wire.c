@@ -334,7 +334,7 @@ int softsrd_wire_rx(struct softsrd_ctx *ctx)
 	struct softsrd_wire *w = &ctx->wire;
 	int total = 0;
 
-	for (int round = 0; round < 4; round++) {
+	for (int round = 0; round < SOFTSRD_RX_ROUNDS; round++) {
 		int n;
 
 		/* the kernel rewrites msg_namelen only of the entries it

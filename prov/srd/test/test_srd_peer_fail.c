@@ -514,6 +514,7 @@ static void test_rma_hw_target_gone(void **state)
 /* Once the device has declared the peer unresponsive, what is left must
  * drain within this (util_peer.h: detection time plus a bounded drain). */
 #define DRAIN_NS (2ull * 1000000000ull)
+#define DETECT_NS (7ull * 1000000000ull)
 
 /* What the target process tells the initiator through a pipe. */
 struct target_info {
@@ -619,6 +620,9 @@ static void test_rma_target_killed(void **state)
 		      (unsigned long long)(t_first - t_kill) / 1000000,
 		      (unsigned long long)(t_last - t_first) / 1000000);
 	assert_int_equal(errs, DEAD_OPS);
+	/* detection: softsrd's FI_SRD_SOFT_DEAD_MS of silence (default
+	 * 5 s), plus slack for a loaded machine */
+	assert_true(t_first - t_kill <= DETECT_NS);
 	assert_true(t_last - t_first <= DRAIN_NS);
 	free(buf);
 	trma_close(&t);

@@ -30,8 +30,10 @@ struct fake {
 static int setup(void **state)
 {
 	treset();
+	/* nothing goes twice unless a test asks for it */
 	tset("RTO_US", "10000000");
-	tset("RETRIES", "3");
+	tset("RTO_MIN_US", "10000000");
+	tset("RTO_MAX_US", "10000000");
 	return 0;
 }
 
