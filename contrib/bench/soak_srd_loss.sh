@@ -1,30 +1,34 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# soak_srd_loss.sh [-b BUILDDIR] [-d SECONDS] [-l LOSS] [-k BUSY_PER_CORE]
-#                  [-n NICE] [-q]
+# soak_srd_loss.sh [-b BUILDDIR] [-L LIBDIR] [-d SECONDS] [-l LOSS]
+#                  [-k BUSY_PER_CORE] [-n NICE] [-q]
 # srd on softsrd under loss and oversubscription, for false deaths: a live
 # peer declared unresponsive. Until SECONDS (default 600) have passed it
 # runs weft's data-checking fabtests (ft_msg, ft_msg -T, ft_rma, ft_atomic;
 # -q: their quick sizes) over srd with FI_SRD_SOFT_LOSS=LOSS percent
 # (default 30) of datagrams dropped by every process, while busy loops
 # fill the machine so that each core has BUSY_PER_CORE (default 4) busy
-# processes, the two ranks included. Everything runs at nice NICE
-# (default 10), so other work on the machine goes first.
+# processes, the two ranks included. -L runs the programs of BUILDDIR on
+# the libfabric.so.1 in LIBDIR (another weft build, to compare).
+# Everything runs at nice NICE (default 10), so other work on the machine
+# goes first.
 # Prints one line per program run and a summary: runs, failures, and the
-# false deaths, counted from the logs ("unresponsive", ETIMEDOUT, "Timer
+# false deaths, counted from the logs ("unresponsive", ETIMEDOUT, "timed out", "Timer
 # expired", EACCES, "Permission denied"). Exit 0 only with no failure and
 # no false death.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${WEFT_BUILDDIR:-$top/build} secs=600 loss=30 per_core=4 nic=10 quick=
-while getopts b:d:l:k:n:q o; do
+weftlib=
+while getopts b:L:d:l:k:n:q o; do
 	case $o in
-	b) build=$OPTARG ;; d) secs=$OPTARG ;; l) loss=$OPTARG ;;
+	b) build=$OPTARG ;; L) weftlib=$OPTARG ;; d) secs=$OPTARG ;;
+	l) loss=$OPTARG ;;
 	k) per_core=$OPTARG ;; n) nic=$OPTARG ;; q) quick=-q ;;
-	*) sed -n 3,16p "$0"; exit 2 ;;
+	*) sed -n 3,18p "$0"; exit 2 ;;
 	esac
 done
-weftlib=$build/weft/.libs
+weftlib=${weftlib:-$build/weft/.libs}
 ft=$build/fabtests
 [ -e "$weftlib/libfabric.so.1" ] || { echo "no $weftlib/libfabric.so.1: build weft first (-b)" >&2; exit 2; }
 for p in ft_msg ft_rma ft_atomic; do
@@ -64,7 +68,7 @@ while [ $(($(date +%s) - start)) -lt "$secs" ]; do
 	rc=$?
 	t1=$(date +%s.%N)
 	runs=$((runs + 1))
-	d=$(grep -Eci 'unresponsive|ETIMEDOUT|timer expired|EACCES|permission denied' "$log")
+	d=$(grep -Eci 'unresponsive|ETIMEDOUT|timed out|timer expired|EACCES|permission denied' "$log")
 	deaths=$((deaths + d))
 	if [ "$rc" -ne 0 ] || [ "$d" -ne 0 ]; then
 		fails=$((fails + 1))
