@@ -76,6 +76,13 @@ static const struct weft_setting softsrd_setting_table[] = {
 	SOFT_U32("soft_reorder", reorder, 0, 0, 100,
 		 "softsrd: percent of outgoing datagrams held back behind "
 		 "later ones"),
+	SOFT_U32("soft_corrupt", corrupt, 0, 0, 100,
+		 "softsrd: percent of outgoing datagrams with one bit flipped "
+		 "after the CRC was computed"),
+	SOFT_BOOL("soft_crc", crc, 0,
+		  "softsrd: CRC32C of every datagram, sent and required: a "
+		  "corrupted datagram is dropped and sent again, never "
+		  "delivered (both ends must agree)"),
 	SOFT_U32("soft_delay_us", delay_us, 0, 0, 10000000,
 		 "softsrd: delay added to every outgoing datagram"),
 	SOFT_U32("soft_rnr", rnr, 0, 0, 100,
@@ -134,6 +141,7 @@ void softsrd_init(struct fi_provider *prov)
 void softsrd_config_read(struct softsrd_config *cfg)
 {
 	softsrd_init(NULL);
+	softsrd_crc_setup();
 	memset(cfg, 0, sizeof(*cfg));
 	weft_settings_read(softsrd_prov, softsrd_setting_table,
 			   WEFT_ARRAY_SIZE(softsrd_setting_table), cfg);

@@ -35,7 +35,9 @@ enum softsrd_order { SOFTSRD_ORDER_NONE, SOFTSRD_ORDER_128, SOFTSRD_ORDER_WHOLE 
 enum softsrd_io { SOFTSRD_IO_AUTO, SOFTSRD_IO_URING, SOFTSRD_IO_MMSG };
 
 #define SOFTSRD_MAX_SGE       16
-#define SOFTSRD_MAX_MTU       (65507 - (int)sizeof(struct softsrd_hdr))
+#define SOFTSRD_CRC_LEN       4	/* CRC32C trailer (SOFTSRD_FLAG_CRC) */
+#define SOFTSRD_MAX_MTU       (65507 - (int)sizeof(struct softsrd_hdr) - \
+			       SOFTSRD_CRC_LEN)
 #define SOFTSRD_MIN_MTU       256
 /* largest RDMA packet: whole 128-byte lines in the largest UDP payload */
 #define SOFTSRD_MAX_RDMA_PKT  ((uint32_t)SOFTSRD_MAX_MTU & ~127u)
@@ -59,7 +61,8 @@ struct softsrd_config {
 	bool rnr_retry;
 	enum softsrd_order in_order;
 	enum softsrd_io io;
-	uint32_t loss, dup, reorder, rnr;	/* percent */
+	uint32_t loss, dup, reorder, rnr, corrupt;	/* percent */
+	bool crc;		/* CRC32C trailers sent and required */
 	uint32_t delay_us;
 	uint32_t rto_us;	/* before the first RTT sample */
 	uint32_t rto_min_us, rto_max_us;
@@ -78,7 +81,7 @@ void softsrd_config_read(struct softsrd_config *cfg);
 
 /* ---- wire format ------------------------------------------------------- */
 
-#define SOFTSRD_WIRE_VERSION 2
+#define SOFTSRD_WIRE_VERSION 3
 
 enum softsrd_pkt_type {
 	SOFTSRD_PKT_SEND = 1,
@@ -88,7 +91,10 @@ enum softsrd_pkt_type {
 	SOFTSRD_PKT_READ_RESP,
 };
 
-enum softsrd_pkt_flag { SOFTSRD_FLAG_IMM = 1 << 0 };
+enum softsrd_pkt_flag {
+	SOFTSRD_FLAG_IMM = 1 << 0,
+	SOFTSRD_FLAG_CRC = 1 << 1,	/* a CRC32C trailer follows the payload */
+};
 
 /* Target's verdict on a packet, carried by ACK and READ_RESP. */
 enum softsrd_status {
@@ -116,7 +122,9 @@ enum softsrd_vendor_err {
 };
 
 /*
- * All fields little endian. 80 bytes. Version 2 added the last three
+ * All fields little endian. 80 bytes. Version 3 added the CRC32C trailer
+ * (SOFTSRD_FLAG_CRC: 4 bytes after the payload, little endian, the CRC of
+ * header and payload). Version 2 added the last three
  * fields: any packet from QP B to QP A may acknowledge, as answered OK,
  * the PSNs [ack_psn, ack_psn + ack_cnt) of the flow A -> B (ack_cnt 0:
  * nothing), so a reply carries the acknowledgement of what it answers.
@@ -335,12 +343,13 @@ struct softsrd_qp {
 	struct softsrd_peer *ack_owed;	/* peers with a run of acks to send */
 };
 
-/* A datagram being sent: header plus up to 1 + SOFTSRD_MAX_SGE pieces.
- * msg is its entry of the wire's tx_mmsg, pointing at sin and iov
- * (softsrd_wire_open): staging sets only msg_iovlen. */
+/* A datagram being sent: header plus up to 1 + SOFTSRD_MAX_SGE pieces,
+ * and the CRC trailer. msg is its entry of the wire's tx_mmsg, pointing
+ * at sin and iov (softsrd_wire_open): staging sets only msg_iovlen. */
 struct softsrd_txd {
 	struct softsrd_hdr hdr;
-	struct iovec iov[1 + SOFTSRD_MAX_SGE];
+	uint32_t crc;
+	struct iovec iov[2 + SOFTSRD_MAX_SGE];
 	struct sockaddr_in sin;
 	struct msghdr *msg;
 };
@@ -547,6 +556,11 @@ void softsrd_place(void *dst, const void *src, size_t len,
 int softsrd_scatter(struct softsrd_ctx *ctx, const struct ibv_sge *sge,
 		    uint32_t num_sge, uint32_t off, const void *src,
 		    uint32_t len, enum softsrd_order order);
+
+/* crc.c */
+void softsrd_crc_setup(void);
+uint32_t softsrd_crc32c(uint32_t crc, const void *p, size_t len);
+uint32_t softsrd_crc32c_iov(const struct iovec *iov, size_t n);
 
 /* wire.c */
 int softsrd_wire_open(struct softsrd_ctx *ctx);

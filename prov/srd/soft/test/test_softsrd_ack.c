@@ -64,7 +64,7 @@ static size_t fake_recv(struct fake *f, struct fhdr *h, uint8_t *payload,
 	n = recv(f->fd, buf, sizeof(buf), 0);
 	assert_true(n >= (ssize_t)sizeof(*h));
 	memcpy(h, buf, sizeof(*h));
-	assert_int_equal(h->version, 2);
+	assert_int_equal(h->version, 3);
 	assert_int_equal(h->dst_qpn, f->qpn);
 	n -= (ssize_t)sizeof(*h);
 	assert_true((size_t)n <= cap);
@@ -81,7 +81,7 @@ static void fake_tx(struct fake *f, const struct tnode *n, struct fhdr *h,
 	assert_true(sizeof(*h) + len <= sizeof(buf));
 	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	to.sin_port = htons((uint16_t)(n->qpn >> 8));
-	h->version = 2;
+	h->version = 3;
 	h->src_qpn = f->qpn;
 	h->dst_qpn = n->qpn;
 	memcpy(buf, h, sizeof(*h));
