@@ -149,6 +149,17 @@ static int child_end(struct child *ch)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
 }
 
+/* SIGSTOP, and wait until the child has stopped: until then it may still
+ * answer (kill only queues the signal). */
+static void child_stop(struct child *ch)
+{
+	int status;
+
+	assert_int_equal(kill(ch->pid, SIGSTOP), 0);
+	assert_int_equal(waitpid(ch->pid, &status, WUNTRACED), ch->pid);
+	assert_true(WIFSTOPPED(status));
+}
+
 static void post_msgs(struct tnode *n, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {
@@ -213,7 +224,7 @@ static void test_stopped_peer_lives(void **state)
 	child_start(&ch, &n);
 	post_msgs(&n, 0, MSGS / 2);
 	expect_sends_ok(&n, MSGS / 2);
-	assert_int_equal(kill(ch.pid, SIGSTOP), 0);
+	child_stop(&ch);
 	post_msgs(&n, MSGS / 2, MSGS);
 	/* no verdict while the peer is stopped: it is not gone */
 	t0 = util_time_ns();
@@ -244,7 +255,7 @@ static void test_silent_peer_dead_in_bound(void **state)
 	child_start(&ch, &n);
 	post_msgs(&n, 0, 4);
 	expect_sends_ok(&n, 4);
-	assert_int_equal(kill(ch.pid, SIGSTOP), 0);
+	child_stop(&ch);
 	t0 = util_time_ns();
 	post_msgs(&n, 4, 8);
 	assert_int_equal(tpost_rdma(&n, false, 9, n.buf + 768 * 1024, 4096,
