@@ -567,6 +567,8 @@ struct softsrd_rx {
 	const struct sockaddr_in *from;
 	uint8_t type, flags;
 	uint32_t src_qpn, seg_len, rkey, msg_len, seg_off, imm;
+	uint32_t incarnation;		/* of the sending QP */
+	uint32_t ack_incarnation;	/* answers: the initiator's, echoed */
 	uint64_t psn, raddr;
 	const uint8_t *payload;
 	size_t len;
@@ -588,6 +590,10 @@ static void softsrd_reply(struct softsrd_rx *rx, uint8_t type, uint8_t status,
 	h->psn = htole64(rx->psn);
 	h->seg_off = htole32(rx->seg_off);
 	h->seg_len = htole32(len);
+	/* the answer names the initiator QP it answers: one of another
+	 * incarnation, or forged by someone who cannot see the traffic,
+	 * is not taken (an owed run below names the same one) */
+	h->ack_incarnation = htole32(rx->incarnation);
 	t->sin = *rx->from;
 	if (rx->peer)
 		softsrd_ack_fill(rx->qp, rx->peer, h);
@@ -817,7 +823,7 @@ static void softsrd_rx_answer(struct softsrd_rx *rx, uint8_t status)
 	struct softsrd_pkt *pkt;
 	struct softsrd_swr *wr;
 
-	if (!peer)
+	if (!peer || rx->ack_incarnation != rx->qp->incarnation)
 		return;
 	pkt = peer->tx_win[rx->psn % SOFTSRD_WIN];
 	if (!pkt || pkt->psn != rx->psn)
@@ -888,6 +894,8 @@ void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 		.msg_len = le32toh(h->msg_len),
 		.seg_off = le32toh(h->seg_off),
 		.imm = h->imm,
+		.incarnation = le32toh(h->incarnation),
+		.ack_incarnation = le32toh(h->ack_incarnation),
 		.psn = le64toh(h->psn),
 		.raddr = le64toh(h->raddr),
 		.payload = payload,

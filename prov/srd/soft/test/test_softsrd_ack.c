@@ -271,10 +271,25 @@ static void test_ack_forged(void **state)
 	assert_int_equal(c.opcode, IBV_WC_RECV);
 	assert_false(tpoll_for(&n, &c, 50));
 
+	/* answers to the read that do not name n's QP (its incarnation, as
+	 * the read request carried it) are not taken: a refusal (forged,
+	 * as by anyone who cannot see the traffic, or for an earlier QP)
+	 * and wrong data */
+	resp.psn = rd.psn;
+	resp.status = 2;	/* access refused */
+	resp.seg_len = 0;
+	resp.ack_incarnation = rd.incarnation + 1;
+	fake_tx(&f, &n, &resp, NULL, 0);
+	resp.status = 0;
+	resp.seg_len = 256;
+	tfill(got, 256, 98);
+	fake_tx(&f, &n, &resp, got, 256);
+	assert_false(tpoll_for(&n, &c, 50));
+
 	/* the right acknowledgement completes the send, the response the
 	 * read, with the data the fake gave */
 	fake_send(&f, &n, nbad + 1, data, 16, h.psn, 1, h.incarnation);
-	resp.psn = rd.psn;
+	resp.ack_incarnation = rd.incarnation;
 	tfill(got, 256, 99);
 	fake_tx(&f, &n, &resp, got, 256);
 	for (int seen = 0; seen != 7;) {
