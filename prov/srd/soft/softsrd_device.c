@@ -297,6 +297,7 @@ static struct ibv_context *softsrd_open_device(struct ibv_device *device)
 	ctx->vctx.context.ops.post_send = softsrd_post_send;
 	ctx->vctx.create_cq_ex = softsrd_create_cq_ex;
 	softsrd_config_read(&ctx->cfg);
+	softsrd_rto_ctx_init(ctx);
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->key_gen = (uint32_t)util_time_ns();
 	if (softsrd_wire_open(ctx))

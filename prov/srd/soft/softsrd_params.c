@@ -76,24 +76,39 @@ static const struct weft_setting softsrd_setting_table[] = {
 	SOFT_U32("soft_reorder", reorder, 0, 0, 100,
 		 "softsrd: percent of outgoing datagrams held back behind "
 		 "later ones"),
+	SOFT_U32("soft_corrupt", corrupt, 0, 0, 100,
+		 "softsrd: percent of outgoing datagrams with one bit flipped "
+		 "after the CRC was computed"),
+	SOFT_BOOL("soft_crc", crc, 0,
+		  "softsrd: CRC32C of every datagram, sent and required: a "
+		  "corrupted datagram is dropped and sent again, never "
+		  "delivered (both ends must agree)"),
 	SOFT_U32("soft_delay_us", delay_us, 0, 0, 10000000,
 		 "softsrd: delay added to every outgoing datagram"),
 	SOFT_U32("soft_rnr", rnr, 0, 0, 100,
 		 "softsrd: percent of incoming sends refused with RNR even "
 		 "with a receive posted"),
 	SOFT_U32("soft_rto_us", rto_us, 2000, 10, 10000000,
-		 "softsrd: first retransmission timeout, doubling per retry "
-		 "up to 32x"),
-	SOFT_U32("soft_retries", retries, 16, 0, 1000,
-		 "softsrd: retransmissions before a work request fails with "
-		 "IBV_WC_RESP_TIMEOUT_ERR (the default is about 0.8 s with "
-		 "the default RTO: a peer starved of CPU is not gone)"),
+		 "softsrd: retransmission timeout toward a peer before a "
+		 "round trip to it was measured"),
+	SOFT_U32("soft_rto_min_us", rto_min_us, 1000, 10, 10000000,
+		 "softsrd: floor of the retransmission timeout (measured "
+		 "round trip plus four times its variation, doubling per "
+		 "retry)"),
+	SOFT_U32("soft_rto_max_us", rto_max_us, 100000, 10, 10000000,
+		 "softsrd: ceiling of the retransmission timeout, also after "
+		 "doubling"),
+	SOFT_U32("soft_dead_ms", dead_ms, 5000, 1, 3600000,
+		 "softsrd: a peer that has sent nothing at all for this long "
+		 "while a packet waits for it is unresponsive: its work "
+		 "requests fail with IBV_WC_RESP_TIMEOUT_ERR (a peer starved "
+		 "of CPU or stopped for less is not gone)"),
 	SOFT_U32("soft_rnr_delay_us", rnr_delay_us, 100, 0, 10000000,
 		 "softsrd: wait before resending a send refused with RNR"),
 	SOFT_U32("soft_ack_delay_us", ack_delay_us, 50, 0, 10000000,
 		 "softsrd: how long the acknowledgement of a received send "
 		 "may wait for a packet going back to carry it (0: never "
-		 "waits; at most a quarter of FI_SRD_SOFT_RTO_US)"),
+		 "waits; at most a quarter of FI_SRD_SOFT_RTO_MIN_US)"),
 	SOFT_U32("soft_pkts_per_qp", pkts_per_qp, 1024, 16, 1u << 16,
 		 "softsrd: packets in flight per QP"),
 	SOFT_U32("soft_rdma_pkt", rdma_pkt, 0, 0, SOFTSRD_MAX_RDMA_PKT,
@@ -126,13 +141,25 @@ void softsrd_init(struct fi_provider *prov)
 void softsrd_config_read(struct softsrd_config *cfg)
 {
 	softsrd_init(NULL);
+	softsrd_crc_setup();
 	memset(cfg, 0, sizeof(*cfg));
 	weft_settings_read(softsrd_prov, softsrd_setting_table,
 			   WEFT_ARRAY_SIZE(softsrd_setting_table), cfg);
 	/* the peer must get its answer well before it resends (its RTO is
 	 * not known here: this device's is the best guess) */
-	if (cfg->ack_delay_us > cfg->rto_us / 4)
-		cfg->ack_delay_us = cfg->rto_us / 4;
+	if (cfg->rto_min_us > cfg->rto_max_us) {
+		FI_WARN(softsrd_prov, FI_LOG_CORE,
+			"FI_SRD_SOFT_RTO_MIN_US=%u is above FI_SRD_SOFT_RTO_MAX_US="
+			"%u: using %u for both\n", cfg->rto_min_us,
+			cfg->rto_max_us, cfg->rto_max_us);
+		cfg->rto_min_us = cfg->rto_max_us;
+	}
+	if (cfg->rto_us < cfg->rto_min_us)
+		cfg->rto_us = cfg->rto_min_us;
+	if (cfg->rto_us > cfg->rto_max_us)
+		cfg->rto_us = cfg->rto_max_us;
+	if (cfg->ack_delay_us > cfg->rto_min_us / 4)
+		cfg->ack_delay_us = cfg->rto_min_us / 4;
 	if (cfg->rdma_pkt && cfg->rdma_pkt < 128)
 		cfg->rdma_pkt = 128;
 }

@@ -35,7 +35,9 @@ enum softsrd_order { SOFTSRD_ORDER_NONE, SOFTSRD_ORDER_128, SOFTSRD_ORDER_WHOLE 
 enum softsrd_io { SOFTSRD_IO_AUTO, SOFTSRD_IO_URING, SOFTSRD_IO_MMSG };
 
 #define SOFTSRD_MAX_SGE       16
-#define SOFTSRD_MAX_MTU       (65507 - (int)sizeof(struct softsrd_hdr))
+#define SOFTSRD_CRC_LEN       4	/* CRC32C trailer (SOFTSRD_FLAG_CRC) */
+#define SOFTSRD_MAX_MTU       (65507 - (int)sizeof(struct softsrd_hdr) - \
+			       SOFTSRD_CRC_LEN)
 #define SOFTSRD_MIN_MTU       256
 /* largest RDMA packet: whole 128-byte lines in the largest UDP payload */
 #define SOFTSRD_MAX_RDMA_PKT  ((uint32_t)SOFTSRD_MAX_MTU & ~127u)
@@ -59,10 +61,12 @@ struct softsrd_config {
 	bool rnr_retry;
 	enum softsrd_order in_order;
 	enum softsrd_io io;
-	uint32_t loss, dup, reorder, rnr;	/* percent */
+	uint32_t loss, dup, reorder, rnr, corrupt;	/* percent */
+	bool crc;		/* CRC32C trailers sent and required */
 	uint32_t delay_us;
-	uint32_t rto_us;
-	uint32_t retries;
+	uint32_t rto_us;	/* before the first RTT sample */
+	uint32_t rto_min_us, rto_max_us;
+	uint32_t dead_ms;	/* silence that makes a peer unresponsive */
 	uint32_t rnr_delay_us;
 	uint32_t ack_delay_us;	/* an OK verdict may wait this long for data */
 	uint32_t pkts_per_qp;
@@ -77,7 +81,7 @@ void softsrd_config_read(struct softsrd_config *cfg);
 
 /* ---- wire format ------------------------------------------------------- */
 
-#define SOFTSRD_WIRE_VERSION 2
+#define SOFTSRD_WIRE_VERSION 3
 
 enum softsrd_pkt_type {
 	SOFTSRD_PKT_SEND = 1,
@@ -87,7 +91,10 @@ enum softsrd_pkt_type {
 	SOFTSRD_PKT_READ_RESP,
 };
 
-enum softsrd_pkt_flag { SOFTSRD_FLAG_IMM = 1 << 0 };
+enum softsrd_pkt_flag {
+	SOFTSRD_FLAG_IMM = 1 << 0,
+	SOFTSRD_FLAG_CRC = 1 << 1,	/* a CRC32C trailer follows the payload */
+};
 
 /* Target's verdict on a packet, carried by ACK and READ_RESP. */
 enum softsrd_status {
@@ -115,7 +122,9 @@ enum softsrd_vendor_err {
 };
 
 /*
- * All fields little endian. 80 bytes. Version 2 added the last three
+ * All fields little endian. 80 bytes. Version 3 added the CRC32C trailer
+ * (SOFTSRD_FLAG_CRC: 4 bytes after the payload, little endian, the CRC of
+ * header and payload). Version 2 added the last three
  * fields: any packet from QP B to QP A may acknowledge, as answered OK,
  * the PSNs [ack_psn, ack_psn + ack_cnt) of the flow A -> B (ack_cnt 0:
  * nothing), so a reply carries the acknowledgement of what it answers.
@@ -243,6 +252,8 @@ struct softsrd_pkt {
 	uint32_t off;
 	uint32_t len;
 	uint64_t deadline;
+	uint64_t first;		/* first transmission: a wait starts here */
+	uint64_t sent;		/* last transmission: RTT sample if tries 0 */
 	uint32_t tries;
 	struct softsrd_pkt *prev, *next;	/* qp->inflight or qp->pkt_free */
 };
@@ -265,6 +276,11 @@ struct softsrd_peer {
 	struct sockaddr_in sin;
 	uint16_t slid;		/* ahn of the peer's GID, valid at slid_gen */
 	uint32_t slid_gen;
+	/* liveness: anything that came from the peer counts */
+	uint64_t heard;
+	/* retransmission timeout from the measured round trips (RFC 6298):
+	 * smoothed RTT and its variation, ns; srtt 0 until the first sample */
+	uint64_t srtt, rttvar, rto;
 	/* initiator */
 	uint64_t next_psn;
 	uint64_t tx_floor;
@@ -327,12 +343,13 @@ struct softsrd_qp {
 	struct softsrd_peer *ack_owed;	/* peers with a run of acks to send */
 };
 
-/* A datagram being sent: header plus up to 1 + SOFTSRD_MAX_SGE pieces.
- * msg is its entry of the wire's tx_mmsg, pointing at sin and iov
- * (softsrd_wire_open): staging sets only msg_iovlen. */
+/* A datagram being sent: header plus up to 1 + SOFTSRD_MAX_SGE pieces,
+ * and the CRC trailer. msg is its entry of the wire's tx_mmsg, pointing
+ * at sin and iov (softsrd_wire_open): staging sets only msg_iovlen. */
 struct softsrd_txd {
 	struct softsrd_hdr hdr;
-	struct iovec iov[1 + SOFTSRD_MAX_SGE];
+	uint32_t crc;
+	struct iovec iov[2 + SOFTSRD_MAX_SGE];
 	struct sockaddr_in sin;
 	struct msghdr *msg;
 };
@@ -348,6 +365,7 @@ struct softsrd_held {
 
 #define SOFTSRD_TX_BATCH 32
 #define SOFTSRD_RX_BATCH 32
+#define SOFTSRD_RX_ROUNDS 4	/* batches read per progress round */
 
 struct softsrd_wire {
 	int fd;
@@ -384,6 +402,10 @@ struct softsrd_ctx {
 	uint32_t ahn_gen;		/* changes whenever an ahn comes or goes */
 	uint16_t next_ahn;
 	uint64_t next_timer_check;
+	uint64_t timer_ns;		/* interval of the timer checks */
+	uint64_t last_round;		/* this context's previous progress */
+	uint64_t listen_since;		/* silence counts from here: not
+					 * while this process itself was away */
 	uint64_t now;			/* time of the current call or round */
 	pthread_t thread;
 	int wake_fd;			/* eventfd: wakes the thread from ppoll */
@@ -511,10 +533,22 @@ void softsrd_swr_fail(struct softsrd_qp *qp, struct softsrd_swr *wr,
 		      enum ibv_wc_status status);
 void softsrd_swr_complete(struct softsrd_qp *qp, struct softsrd_swr *wr);
 uint32_t softsrd_seg_size(const struct softsrd_ctx *ctx);
+void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt);
+void softsrd_pkt_release(struct softsrd_qp *qp, struct softsrd_pkt *pkt);
 void softsrd_qp_flush(struct softsrd_qp *qp, bool completions);
 struct softsrd_peer *softsrd_peer_get(struct softsrd_qp *qp,
 				      const struct sockaddr_in *sin,
 				      uint32_t qpn);
+
+/* rto.c: retransmission timeouts and liveness */
+void softsrd_rto_ctx_init(struct softsrd_ctx *ctx);
+void softsrd_rto_peer_init(struct softsrd_ctx *ctx, struct softsrd_peer *peer);
+void softsrd_rto_sample(struct softsrd_ctx *ctx, struct softsrd_peer *peer,
+			uint64_t rtt);
+uint64_t softsrd_rto_wait(const struct softsrd_ctx *ctx,
+			  const struct softsrd_peer *peer, uint32_t tries);
+void softsrd_rto_round(struct softsrd_ctx *ctx, uint64_t now);
+void softsrd_qp_timers(struct softsrd_qp *qp, uint64_t now, bool judge);
 
 /* place.c: write received data so that what the device claims holds */
 void softsrd_place(void *dst, const void *src, size_t len,
@@ -522,6 +556,11 @@ void softsrd_place(void *dst, const void *src, size_t len,
 int softsrd_scatter(struct softsrd_ctx *ctx, const struct ibv_sge *sge,
 		    uint32_t num_sge, uint32_t off, const void *src,
 		    uint32_t len, enum softsrd_order order);
+
+/* crc.c */
+void softsrd_crc_setup(void);
+uint32_t softsrd_crc32c(uint32_t crc, const void *p, size_t len);
+uint32_t softsrd_crc32c_iov(const struct iovec *iov, size_t n);
 
 /* wire.c */
 int softsrd_wire_open(struct softsrd_ctx *ctx);

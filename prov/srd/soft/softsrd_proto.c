@@ -5,9 +5,10 @@
  * Every data packet (SEND, WRITE segment, READ_REQ segment) takes the next
  * PSN of its (local QP, remote QP) flow and stays in flight until the
  * target answers it (ACK with a status, or READ_RESP); unanswered packets
- * are sent again with the same PSN after a timeout that doubles per try, and
- * the work request fails after FI_SRD_SOFT_RETRIES tries. At most
- * SOFTSRD_WIN packets of a flow are in flight.
+ * are sent again with the same PSN after a timeout that adapts to the
+ * measured round trips and doubles per try, and work requests fail only
+ * once the peer has said nothing at all for FI_SRD_SOFT_DEAD_MS
+ * (softsrd_rto.c). At most SOFTSRD_WIN packets of a flow are in flight.
  *
  * The target remembers the verdict of the last 2 * SOFTSRD_WIN PSNs of each
  * flow, so a duplicate is answered again but never delivered twice. Each
@@ -79,6 +80,7 @@ struct softsrd_peer *softsrd_peer_get(struct softsrd_qp *qp,
 	peer->sin.sin_addr = sin->sin_addr;
 	peer->sin.sin_port = htons((uint16_t)(qpn >> 8));
 	peer->slid_gen = qp->ctx->ahn_gen - 1;	/* not looked up yet */
+	softsrd_rto_peer_init(qp->ctx, peer);
 	HASH_ADD(hh, qp->peers, key, sizeof(key), peer);
 	qp->npeers++;
 	qp->peer_last = peer;
@@ -287,7 +289,7 @@ static void softsrd_ack_owe(struct softsrd_qp *qp, struct softsrd_peer *peer,
 
 /* ---- transmit, continued ---------------------------------------------------- */
 
-static void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
+void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
 {
 	struct softsrd_txd *t = softsrd_wire_txd(qp->ctx);
 	struct softsrd_swr *wr = pkt->wr;
@@ -318,11 +320,6 @@ static void softsrd_pkt_tx(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
 						     &t->iov[1]);
 }
 
-static uint64_t softsrd_rto(const struct softsrd_ctx *ctx, uint32_t tries)
-{
-	return (uint64_t)ctx->cfg.rto_us * 1000 << (tries < 5 ? tries : 5);
-}
-
 /* Whole-message order over several packets, and the completion of a write
  * with immediate: the last packet goes only once every other one has
  * landed. */
@@ -351,7 +348,9 @@ static bool softsrd_wr_send_one(struct softsrd_qp *qp, struct softsrd_swr *wr,
 	pkt->peer = peer;
 	pkt->psn = peer->next_psn++;
 	pkt->tries = 0;
-	pkt->deadline = now + softsrd_rto(qp->ctx, 0);
+	pkt->first = now;
+	pkt->sent = now;
+	pkt->deadline = now + softsrd_rto_wait(qp->ctx, peer, 0);
 	softsrd_seg(qp->ctx, wr, wr->nsent, &pkt->off, &pkt->len);
 	peer->tx_win[pkt->psn % SOFTSRD_WIN] = pkt;
 	DL_APPEND(qp->inflight, pkt);
@@ -429,7 +428,7 @@ void softsrd_swr_fail(struct softsrd_qp *qp, struct softsrd_swr *wr,
 		softsrd_swr_complete(qp, wr);
 }
 
-static void softsrd_pkt_release(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
+void softsrd_pkt_release(struct softsrd_qp *qp, struct softsrd_pkt *pkt)
 {
 	struct softsrd_peer *peer = pkt->peer;
 
@@ -485,6 +484,9 @@ static void softsrd_pkt_answered(struct softsrd_qp *qp, struct softsrd_pkt *pkt,
 	bool rnr_ok = wr->ndone == wr->npkts - 1 && wr->nsent == wr->npkts &&
 		      pkt->off + pkt->len == wr->len;
 
+	/* Karn: only an answer to the one copy sent measures the path */
+	if (!pkt->tries && qp->ctx->now > pkt->sent)
+		softsrd_rto_sample(qp->ctx, pkt->peer, qp->ctx->now - pkt->sent);
 	softsrd_pkt_release(qp, pkt);
 	if (status >= SOFTSRD_ST_MAX)
 		status = SOFTSRD_ST_INV_REQ;
@@ -508,66 +510,6 @@ static void softsrd_pkt_answered(struct softsrd_qp *qp, struct softsrd_pkt *pkt,
 		wr->queued = true;
 		DL_APPEND(qp->pending, wr);
 	}
-}
-
-/* ---- retransmission ------------------------------------------------------- */
-
-static void softsrd_wr_unresponsive(struct softsrd_qp *qp,
-				    struct softsrd_swr *wr)
-{
-	if (wr->status == IBV_WC_SUCCESS)
-		wr->vendor_err = SOFTSRD_VE_LOCAL_UNRESP_REMOTE;
-	softsrd_swr_fail(qp, wr, IBV_WC_RESP_TIMEOUT_ERR);
-}
-
-/*
- * A packet to peer went unanswered through every retry: the peer is
- * unresponsive, and so every WR toward it fails now. WRs behind the
- * peer's window would otherwise each wait out their own retries in turn
- * (128 writes of 1 MiB: ~27 s of errors trickling in), where a device
- * whose timers run in parallel ends them all within one timeout.
- */
-static void softsrd_peer_unresponsive(struct softsrd_qp *qp,
-				      struct softsrd_peer *peer)
-{
-	struct softsrd_pkt *pkt, *ptmp;
-	struct softsrd_swr *wr, *wtmp;
-
-	DL_FOREACH_SAFE(qp->inflight, pkt, ptmp) {
-		if (pkt->peer != peer)
-			continue;
-		wr = pkt->wr;
-		softsrd_pkt_release(qp, pkt);
-		softsrd_wr_unresponsive(qp, wr);
-	}
-	DL_FOREACH_SAFE(qp->pending, wr, wtmp)
-		if (wr->peer == peer)
-			softsrd_wr_unresponsive(qp, wr);
-}
-
-/* Retransmit what is due; a peer out of retries fails as a whole (which
- * changes qp->inflight, hence the new pass). */
-static void softsrd_qp_timers(struct softsrd_qp *qp, uint64_t now)
-{
-	struct softsrd_peer *dead;
-	struct softsrd_pkt *pkt;
-
-	do {
-		dead = NULL;
-		DL_FOREACH(qp->inflight, pkt) {
-			if (pkt->deadline > now)
-				continue;
-			if (pkt->tries >= qp->ctx->cfg.retries) {
-				dead = pkt->peer;
-				break;
-			}
-			pkt->tries++;
-			pkt->deadline = now + softsrd_rto(qp->ctx, pkt->tries);
-			softsrd_pkt_tx(qp, pkt);
-		}
-		if (dead)
-			softsrd_peer_unresponsive(qp, dead);
-	} while (dead);
 }
 
 /* Error state and destruction: in-flight packets are forgotten; with
@@ -625,6 +567,8 @@ struct softsrd_rx {
 	const struct sockaddr_in *from;
 	uint8_t type, flags;
 	uint32_t src_qpn, seg_len, rkey, msg_len, seg_off, imm;
+	uint32_t incarnation;		/* of the sending QP */
+	uint32_t ack_incarnation;	/* answers: the initiator's, echoed */
 	uint64_t psn, raddr;
 	const uint8_t *payload;
 	size_t len;
@@ -646,6 +590,10 @@ static void softsrd_reply(struct softsrd_rx *rx, uint8_t type, uint8_t status,
 	h->psn = htole64(rx->psn);
 	h->seg_off = htole32(rx->seg_off);
 	h->seg_len = htole32(len);
+	/* the answer names the initiator QP it answers: one of another
+	 * incarnation, or forged by someone who cannot see the traffic,
+	 * is not taken (an owed run below names the same one) */
+	h->ack_incarnation = htole32(rx->incarnation);
 	t->sin = *rx->from;
 	if (rx->peer)
 		softsrd_ack_fill(rx->qp, rx->peer, h);
@@ -875,7 +823,7 @@ static void softsrd_rx_answer(struct softsrd_rx *rx, uint8_t status)
 	struct softsrd_pkt *pkt;
 	struct softsrd_swr *wr;
 
-	if (!peer)
+	if (!peer || rx->ack_incarnation != rx->qp->incarnation)
 		return;
 	pkt = peer->tx_win[rx->psn % SOFTSRD_WIN];
 	if (!pkt || pkt->psn != rx->psn)
@@ -919,6 +867,16 @@ static void softsrd_rx_acks(struct softsrd_rx *rx, uint64_t first,
 	}
 }
 
+/* Whatever a known peer sends shows it alive (softsrd_rto.c). */
+static void softsrd_rx_heard(struct softsrd_rx *rx)
+{
+	struct softsrd_peer *peer = softsrd_peer_find(rx->qp, rx->from,
+						      rx->src_qpn);
+
+	if (peer)
+		peer->heard = rx->ctx->now;
+}
+
 void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 		      uint8_t *payload, size_t len,
 		      const struct sockaddr_in *from)
@@ -936,6 +894,8 @@ void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 		.msg_len = le32toh(h->msg_len),
 		.seg_off = le32toh(h->seg_off),
 		.imm = h->imm,
+		.incarnation = le32toh(h->incarnation),
+		.ack_incarnation = le32toh(h->ack_incarnation),
 		.psn = le64toh(h->psn),
 		.raddr = le64toh(h->raddr),
 		.payload = payload,
@@ -959,6 +919,7 @@ void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 				      SOFTSRD_ST_BAD_QPN, NULL, 0);
 		return;
 	}
+	softsrd_rx_heard(&rx);
 	if (h->ack_cnt)
 		softsrd_rx_acks(&rx, le64toh(h->ack_psn), le32toh(h->ack_cnt),
 				le32toh(h->ack_incarnation));
@@ -993,14 +954,19 @@ static int softsrd_progress_work(struct softsrd_ctx *ctx, bool force_acks)
 	uint64_t now = ctx->now;
 	int n;
 
+	softsrd_rto_round(ctx, now);
 	n = softsrd_wire_rx(ctx);
 	if (WEFT_UNLIKELY(ctx->wire.held))
 		softsrd_wire_held_due(ctx, now);
 	if (now >= ctx->next_timer_check) {
+		/* a full last batch may have left answers in the socket: no
+		 * peer is judged silent before they are read */
+		bool judge = n < SOFTSRD_RX_ROUNDS * SOFTSRD_RX_BATCH;
+
 		for (uint32_t i = 1; i <= ctx->qp_hi; i++)
 			if (ctx->qps[i] && ctx->qps[i]->inflight)
-				softsrd_qp_timers(ctx->qps[i], now);
-		ctx->next_timer_check = now + (uint64_t)ctx->cfg.rto_us * 250;
+				softsrd_qp_timers(ctx->qps[i], now, judge);
+		ctx->next_timer_check = now + ctx->timer_ns;
 	}
 	/* data first: it takes owed acknowledgements along */
 	for (uint32_t i = 1; i <= ctx->qp_hi; i++) {

@@ -105,7 +105,7 @@ static void *softsrd_thread_main(void *arg)
 			sched_yield();
 			continue;
 		}
-		softsrd_thread_wait(ctx, busy ? (uint64_t)ctx->cfg.rto_us * 250 :
+		softsrd_thread_wait(ctx, busy ? ctx->timer_ns :
 					       SOFTSRD_IDLE_NS);
 	}
 	return NULL;

@@ -10,6 +10,7 @@
 #include "weft/compat.h"
 #include "softsrd_priv.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,10 +114,11 @@ int softsrd_wire_open(struct softsrd_ctx *ctx)
 
 	w->seed = (unsigned int)util_time_ns();
 	w->faults = ctx->cfg.loss || ctx->cfg.dup || ctx->cfg.reorder ||
-		    ctx->cfg.delay_us;
+		    ctx->cfg.delay_us || ctx->cfg.corrupt;
 	/* any peer may send RDMA packets up to the largest datagram, whatever
 	 * this device's own settings */
-	w->rx_buf_size = sizeof(struct softsrd_hdr) + SOFTSRD_MAX_MTU;
+	w->rx_buf_size = sizeof(struct softsrd_hdr) + SOFTSRD_MAX_MTU +
+			 SOFTSRD_CRC_LEN;
 	w->rx_buf = malloc(w->rx_buf_size * SOFTSRD_RX_BATCH);
 	if (!w->rx_buf)
 		return -1;
@@ -184,7 +186,7 @@ bool softsrd_wire_chance(struct softsrd_ctx *ctx, uint32_t percent)
 }
 
 static void softsrd_hold(struct softsrd_wire *w, const struct softsrd_txd *t,
-			 uint64_t due)
+			 uint64_t due, bool flip)
 {
 	struct softsrd_held *h, **pos;
 	size_t len = 0;
@@ -201,6 +203,11 @@ static void softsrd_hold(struct softsrd_wire *w, const struct softsrd_txd *t,
 	for (size_t i = 0; i < t->msg->msg_iovlen; i++) {
 		memcpy(h->data + len, t->iov[i].iov_base, t->iov[i].iov_len);
 		len += t->iov[i].iov_len;
+	}
+	if (flip && len) {
+		size_t bit = (size_t)rand_r(&w->seed) % (len * 8);
+
+		h->data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 	}
 	for (pos = &w->held; *pos && (*pos)->due <= due; pos = &(*pos)->next)
 		;
@@ -231,15 +238,20 @@ static bool softsrd_fault(struct softsrd_ctx *ctx, struct softsrd_txd *t,
 
 	if (softsrd_chance(w, cfg->loss))
 		return false;
+	if (softsrd_chance(w, cfg->corrupt)) {
+		softsrd_hold(w, t, now + delay, true);
+		return false;
+	}
 	if (softsrd_chance(w, cfg->dup))
-		softsrd_hold(w, t, now + delay + (uint64_t)(rand_r(&w->seed) % 100) * 1000);
+		softsrd_hold(w, t, now + delay +
+			     (uint64_t)(rand_r(&w->seed) % 100) * 1000, false);
 	if (softsrd_chance(w, cfg->reorder)) {
 		softsrd_hold(w, t, now + delay + 20000 +
-			     (uint64_t)(rand_r(&w->seed) % 200) * 1000);
+			     (uint64_t)(rand_r(&w->seed) % 200) * 1000, false);
 		return false;
 	}
 	if (delay) {
-		softsrd_hold(w, t, now + delay);
+		softsrd_hold(w, t, now + delay, false);
 		return false;
 	}
 	return true;
@@ -308,10 +320,28 @@ static uint32_t softsrd_flush_faults(struct softsrd_ctx *ctx)
 	return n;
 }
 
+/* Every staged datagram gets its CRC trailer, once its header is final. */
+static void softsrd_flush_crc(struct softsrd_wire *w)
+{
+	for (uint32_t i = 0; i < w->ntx; i++) {
+		struct softsrd_txd *t = &w->tx[i];
+		size_t n = t->msg->msg_iovlen;
+
+		t->hdr.flags |= SOFTSRD_FLAG_CRC;
+		t->crc = htole32(softsrd_crc32c_iov(t->iov, n));
+		t->iov[n].iov_base = &t->crc;
+		t->iov[n].iov_len = sizeof(t->crc);
+		t->msg->msg_iovlen = n + 1;
+	}
+}
+
 void softsrd_wire_flush(struct softsrd_ctx *ctx)
 {
 	struct softsrd_wire *w = &ctx->wire;
 	uint32_t n = w->ntx;
+
+	if (ctx->cfg.crc)
+		softsrd_flush_crc(w);
 
 	if (WEFT_UNLIKELY(w->faults))
 		n = softsrd_flush_faults(ctx);
@@ -329,12 +359,35 @@ void softsrd_wire_flush(struct softsrd_ctx *ctx)
 
 /* ---- batched receive ---------------------------------------------------- */
 
+/* The datagram's length without its CRC trailer, or -1 when it must be
+ * dropped: its CRC does not match (corrupted on the way: the sender
+ * resends it), or it has none where this device requires one. */
+static ssize_t softsrd_rx_crc(struct softsrd_ctx *ctx, const uint8_t *buf,
+			      size_t len)
+{
+	const struct softsrd_hdr *h = (const struct softsrd_hdr *)buf;
+	uint32_t want;
+
+	if (!(h->flags & SOFTSRD_FLAG_CRC))
+		return ctx->cfg.crc ? -1 : (ssize_t)len;
+	if (len < sizeof(*h) + SOFTSRD_CRC_LEN)
+		return -1;
+	len -= SOFTSRD_CRC_LEN;
+	memcpy(&want, buf + len, sizeof(want));
+	if (softsrd_crc32c(0, buf, len) != le32toh(want)) {
+		FI_WARN_SPARSE(softsrd_prov, FI_LOG_EP_DATA,
+			       "datagram with a wrong CRC32C: dropped\n");
+		return -1;
+	}
+	return (ssize_t)len;
+}
+
 int softsrd_wire_rx(struct softsrd_ctx *ctx)
 {
 	struct softsrd_wire *w = &ctx->wire;
 	int total = 0;
 
-	for (int round = 0; round < 4; round++) {
+	for (int round = 0; round < SOFTSRD_RX_ROUNDS; round++) {
 		int n;
 
 		/* the kernel rewrites msg_namelen only of the entries it
@@ -347,6 +400,7 @@ int softsrd_wire_rx(struct softsrd_ctx *ctx)
 		for (int i = 0; i < n; i++) {
 			struct mmsghdr *m = &w->rx_mmsg[i];
 			uint8_t *buf = w->rx_iov[i].iov_base;
+			ssize_t len;
 			bool bad = m->msg_hdr.msg_namelen != sizeof(w->rx_sin[i]);
 
 			/* untrusted: short, truncated or odd-sized datagrams
@@ -355,9 +409,12 @@ int softsrd_wire_rx(struct softsrd_ctx *ctx)
 			if (bad || m->msg_len < sizeof(struct softsrd_hdr) ||
 			    (m->msg_hdr.msg_flags & MSG_TRUNC))
 				continue;
+			len = softsrd_rx_crc(ctx, buf, m->msg_len);
+			if (len < 0)
+				continue;
 			softsrd_proto_rx(ctx, (struct softsrd_hdr *)buf,
 					 buf + sizeof(struct softsrd_hdr),
-					 m->msg_len - sizeof(struct softsrd_hdr),
+					 (size_t)len - sizeof(struct softsrd_hdr),
 					 &w->rx_sin[i]);
 		}
 		total += n;

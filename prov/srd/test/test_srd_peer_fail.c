@@ -366,6 +366,33 @@ static void test_long_read_sender_gone(void **state)
 	pf_close(&t);
 }
 
+/* The sender gives up a long message while it waits unexpected at a
+ * receiver that is alive (its device timed the receiver out, say, on a
+ * busy machine): its send ends with that error and its buffer's key is
+ * revoked. The receive posted afterwards finds the key gone by its read:
+ * that is the sender's withdrawal (FI_EIO, "withdrawn by its sender"),
+ * not a permission error of the receiving application (FI_EACCES, as
+ * before). */
+static void test_long_read_sender_gave_up(void **state)
+{
+	struct tpf t;
+	int sctx, rctx;
+
+	(void)state;
+	pf_open(&t, MIB, true);
+	tfab_send(&t.f, t.src, MIB, 0, false, &sctx);
+	UNTIL(unexp_count(&t.f.b) == 1, tfab_poll(&t.f));
+	srd_peer_fail(sep(&t.f.a), sep(&t.f.a)->peers[0], FI_ETIMEDOUT,
+		      SRD_EFA_IO_LOCAL_UNRESP_REMOTE);
+	wait_n(&t.f.a, 1);
+	take_err_is(&t.f.a, &sctx, FI_ETIMEDOUT, SRD_EFA_IO_LOCAL_UNRESP_REMOTE);
+	assert_int_equal(fi_recv(t.f.b.ep, t.dst, MIB, NULL, FI_ADDR_UNSPEC,
+				 &rctx), 0);
+	wait_n(&t.f.b, 1);
+	take_err_is(&t.f.b, &rctx, FI_EIO, SRD_PROV_ERRNO_WITHDRAWN);
+	pf_close(&t);
+}
+
 /* ---- long by credits (CTS) ---- */
 
 /* The sender dies part way through a matched CTS transfer: the receive
@@ -514,6 +541,7 @@ static void test_rma_hw_target_gone(void **state)
 /* Once the device has declared the peer unresponsive, what is left must
  * drain within this (util_peer.h: detection time plus a bounded drain). */
 #define DRAIN_NS (2ull * 1000000000ull)
+#define DETECT_NS (7ull * 1000000000ull)
 
 /* What the target process tells the initiator through a pipe. */
 struct target_info {
@@ -619,6 +647,9 @@ static void test_rma_target_killed(void **state)
 		      (unsigned long long)(t_first - t_kill) / 1000000,
 		      (unsigned long long)(t_last - t_first) / 1000000);
 	assert_int_equal(errs, DEAD_OPS);
+	/* detection: softsrd's FI_SRD_SOFT_DEAD_MS of silence (default
+	 * 5 s), plus slack for a loaded machine */
+	assert_true(t_first - t_kill <= DETECT_NS);
 	assert_true(t_last - t_first <= DRAIN_NS);
 	free(buf);
 	trma_close(&t);
@@ -633,6 +664,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_medium_partial_unexpected),
 		cmocka_unit_test(test_long_read_receiver_gone),
 		cmocka_unit_test(test_long_read_sender_gone),
+		cmocka_unit_test(test_long_read_sender_gave_up),
 		cmocka_unit_test(test_rma_emu_read_target_gone),
 		cmocka_unit_test(test_rma_emu_write_target_gone),
 		cmocka_unit_test(test_atomic_target_gone),

@@ -31,9 +31,9 @@ void treset(void)
 {
 	static const char *const names[] = {
 		"MTU", "LOSS", "DUP", "REORDER", "DELAY_US", "RNR", "IN_ORDER",
-		"RTO_US", "RETRIES", "RNR_DELAY_US", "IO", "MAX_SGE",
+		"RTO_US", "RTO_MIN_US", "RTO_MAX_US", "DEAD_MS", "RNR_DELAY_US", "IO", "MAX_SGE",
 		"INLINE_BUF_SIZE", "RDMA_READ", "RDMA_WRITE", "MAX_SQ_WR",
-		"RDMA_PKT", "IFACE", "ACK_DELAY_US", "WINDOW",
+		"RDMA_PKT", "IFACE", "ACK_DELAY_US", "WINDOW", "CRC", "CORRUPT",
 	};
 
 	for (size_t i = 0; i < WEFT_ARRAY_SIZE(names); i++)

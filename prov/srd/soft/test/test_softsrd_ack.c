@@ -30,8 +30,10 @@ struct fake {
 static int setup(void **state)
 {
 	treset();
+	/* nothing goes twice unless a test asks for it */
 	tset("RTO_US", "10000000");
-	tset("RETRIES", "3");
+	tset("RTO_MIN_US", "10000000");
+	tset("RTO_MAX_US", "10000000");
 	return 0;
 }
 
@@ -62,7 +64,7 @@ static size_t fake_recv(struct fake *f, struct fhdr *h, uint8_t *payload,
 	n = recv(f->fd, buf, sizeof(buf), 0);
 	assert_true(n >= (ssize_t)sizeof(*h));
 	memcpy(h, buf, sizeof(*h));
-	assert_int_equal(h->version, 2);
+	assert_int_equal(h->version, 3);
 	assert_int_equal(h->dst_qpn, f->qpn);
 	n -= (ssize_t)sizeof(*h);
 	assert_true((size_t)n <= cap);
@@ -79,7 +81,7 @@ static void fake_tx(struct fake *f, const struct tnode *n, struct fhdr *h,
 	assert_true(sizeof(*h) + len <= sizeof(buf));
 	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	to.sin_port = htons((uint16_t)(n->qpn >> 8));
-	h->version = 2;
+	h->version = 3;
 	h->src_qpn = f->qpn;
 	h->dst_qpn = n->qpn;
 	memcpy(buf, h, sizeof(*h));
@@ -269,10 +271,25 @@ static void test_ack_forged(void **state)
 	assert_int_equal(c.opcode, IBV_WC_RECV);
 	assert_false(tpoll_for(&n, &c, 50));
 
+	/* answers to the read that do not name n's QP (its incarnation, as
+	 * the read request carried it) are not taken: a refusal (forged,
+	 * as by anyone who cannot see the traffic, or for an earlier QP)
+	 * and wrong data */
+	resp.psn = rd.psn;
+	resp.status = 2;	/* access refused */
+	resp.seg_len = 0;
+	resp.ack_incarnation = rd.incarnation + 1;
+	fake_tx(&f, &n, &resp, NULL, 0);
+	resp.status = 0;
+	resp.seg_len = 256;
+	tfill(got, 256, 98);
+	fake_tx(&f, &n, &resp, got, 256);
+	assert_false(tpoll_for(&n, &c, 50));
+
 	/* the right acknowledgement completes the send, the response the
 	 * read, with the data the fake gave */
 	fake_send(&f, &n, nbad + 1, data, 16, h.psn, 1, h.incarnation);
-	resp.psn = rd.psn;
+	resp.ack_incarnation = rd.incarnation;
 	tfill(got, 256, 99);
 	fake_tx(&f, &n, &resp, got, 256);
 	for (int seen = 0; seen != 7;) {

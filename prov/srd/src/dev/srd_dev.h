@@ -392,6 +392,7 @@ const char *srd_dev_err_format(int prov_errno, const char *peer, char *buf,
 /* Errors the provider finds itself (no device status behind them). */
 #define SRD_PROV_ERRNO_PROV_BASE 0x2000
 #define SRD_PROV_ERRNO_PEER_LOST (SRD_PROV_ERRNO_PROV_BASE + 1)
+#define SRD_PROV_ERRNO_WITHDRAWN (SRD_PROV_ERRNO_PROV_BASE + 2)
 
 /* ---- RNR backoff, per peer --------------------------------------------------- */
 

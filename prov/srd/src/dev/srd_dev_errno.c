@@ -148,6 +148,8 @@ const char *srd_dev_prov_strerror(int prov_errno)
 		return "no device error behind it: the provider found it (see err)";
 	if (prov_errno == SRD_PROV_ERRNO_PEER_LOST)
 		return "peer lost: it became unreachable or closed its endpoint while this transfer waited for it";
+	if (prov_errno == SRD_PROV_ERRNO_WITHDRAWN)
+		return "message withdrawn by its sender before it was read (the sender's send failed or its endpoint closed)";
 	if (prov_errno > SRD_EFA_IO_OK && prov_errno < SRD_EFA_IO_MAX)
 		return srd_efa_io_desc[prov_errno].text;
 	if (wc >= 0 && (size_t)wc < WEFT_ARRAY_SIZE(srd_dev_wc_desc) &&

@@ -244,7 +244,7 @@ static int srd_ep_setup(struct srd_ep *ep, const struct fi_info *info)
 					       ep->pc.rx_iov_limit, "rx");
 	ep->pkt_size = ep->dev->caps.mtu;
 	/* Packet headers are read in place: each buffer starts on a cache
-	 * line, whatever the MTU (softsrd's may be odd, e.g. 65427). */
+	 * line, whatever the MTU (softsrd's may be odd, e.g. 65423). */
 	ep->pkt_stride = (ep->pkt_size + SRD_PKT_ALIGN - 1) &
 			 ~(uint32_t)(SRD_PKT_ALIGN - 1);
 	ep->long_read = ep->dev->caps.rdma_read;

@@ -270,6 +270,15 @@ static void srd_long_read_done(struct srd_ep *ep, struct srd_wr_hdr *hdr,
 	x->reads_inflight--;
 	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS) && !x->err) {
 		srd_dev_wc_err_map(wc->status, wc->vendor_err, &e);
+		/* The key is the sender's own, made for this message: refused
+		 * means the sender revoked it, having given the message up
+		 * (its send failed), not that this application lacks a
+		 * permission. */
+		if (e.prov_errno == SRD_EFA_IO_REMOTE_BAD_ADDRESS ||
+		    wc->status == IBV_WC_REM_ACCESS_ERR) {
+			e.err = FI_EIO;
+			e.prov_errno = SRD_PROV_ERRNO_WITHDRAWN;
+		}
 		srd_peer_report(ep, x->peer, e.prov_errno);
 		srd_xfer_fail(x, e.err, e.prov_errno);
 	}
