@@ -22,14 +22,17 @@ completion.
 
 Operations are posted without waiting (the C engine progresses them
 whenever the endpoint's CQ is read). A returned work's wait() reads the CQ
-until its own completion: nothing else does, as there is no progress
-thread, so is_completed() polls once and get_future() waits, then hands a
-completed future (what DistributedDataParallel's reducer waits on from C++,
-where no Python code could progress it). Errors (a member died, the group's
+until its own completion; is_completed() polls once; get_future() waits,
+then hands a completed future (what DistributedDataParallel's reducer
+waits on from C++, where no Python code could progress it). Between
+those, a thread per group reads the CQ every WEFT_TORCH_PROGRESS_MS (see
+_progress_loop). Errors (a member died, the group's
 timeout) raise from wait() as RuntimeError naming the libfabric error.
 """
+import atexit
 import os
 import threading
+import weakref
 from datetime import timedelta
 
 import torch
@@ -170,6 +173,7 @@ class ProcessGroupWeft(ProcessGroup):
 
     def __init__(self, store, rank, size, timeout, provider=None):
         super().__init__(rank, size)
+        interval = _progress_interval()
         secs = timeout.total_seconds() if timeout else None
         self._lock = threading.RLock()
         self._live = set()      # works posted and not yet waited for
@@ -183,6 +187,25 @@ class ProcessGroupWeft(ProcessGroup):
         except BaseException:
             self._fab.close()
             raise
+        self._stop = threading.Event()
+        self._thread = None
+        if interval:
+            self._thread = threading.Thread(
+                target=_progress_loop, args=(weakref.ref(self), self._stop,
+                                             interval),
+                name="weft-progress", daemon=True)
+            self._thread.start()
+            _groups.add(self)
+
+    def _progress_once(self):
+        if self._lock.acquire(blocking=False):
+            try:
+                if self._fab is not None:
+                    self._fab.poll()
+            except FabricError:
+                pass        # the operation's own wait() reports it
+            finally:
+                self._lock.release()
 
     # ---- plumbing ----------------------------------------------------------
 
@@ -212,6 +235,10 @@ class ProcessGroupWeft(ProcessGroup):
 
     def shutdown(self):
         """Wait for what is in flight, then close the endpoint."""
+        self._stop.set()
+        if self._thread is not None and \
+                self._thread is not threading.current_thread():
+            self._thread.join()
         with self._lock:
             if self._fab is not None:
                 try:
@@ -324,6 +351,47 @@ class ProcessGroupWeft(ProcessGroup):
 
     def barrier(self, opts=None):
         return self._post(self._fab.ibarrier, [])
+
+
+def _progress_loop(ref, stop, interval):
+    """The progress thread: reads the group's CQ every interval while
+    nobody else does. weft's progress is manual: a rank whose collective
+    has completed may still owe its peers progress (over tcp a peer's
+    collective stalled until this rank entered weft again), and between
+    collectives a torch program may sit in another backend or in compute
+    for long. Holds the group weakly, so dropping the group ends it."""
+    while not stop.wait(interval):
+        pg = ref()
+        if pg is None:
+            return
+        pg._progress_once()
+        del pg
+
+
+_groups = weakref.WeakSet()     # groups with a progress thread
+
+
+@atexit.register
+def _stop_threads():
+    # before the interpreter (and the library) goes away under a thread
+    # that is inside fi_cq_read
+    for pg in list(_groups):
+        pg._stop.set()
+        if pg._thread is not None:
+            pg._thread.join()
+
+
+def _progress_interval():
+    """$WEFT_TORCH_PROGRESS_MS (default 1; 0: no progress thread)."""
+    v = os.environ.get("WEFT_TORCH_PROGRESS_MS", "1")
+    try:
+        ms = float(v)
+    except ValueError:
+        raise ValueError("weft: WEFT_TORCH_PROGRESS_MS=%r is not a number of "
+                         "milliseconds" % v) from None
+    if ms < 0:
+        raise ValueError("weft: WEFT_TORCH_PROGRESS_MS=%r is negative" % v)
+    return ms / 1000.0
 
 
 def create(store, rank, size, timeout):
