@@ -183,8 +183,14 @@ torch_case "check_torch.py, 4 ranks over shm (torch.distributed, vs gloo)" \
 	shm 4 4 "$pkg/tests/check_torch.py"
 torch_case "check_torch.py, 2 ranks over tcp (torch.distributed, vs gloo)" \
 	tcp 2 2 "$pkg/tests/check_torch.py"
-torch_case "check_torch.py, 4 ranks over tcp (torch.distributed, vs gloo)" \
+# without weft.c10d's progress thread: a collective's sends over tcp must
+# not wait for this rank to enter weft again once its collective is done
+# (each rank leaves for the Gloo comparison after each weft collective)
+WEFT_TORCH_PROGRESS_MS=0
+export WEFT_TORCH_PROGRESS_MS
+torch_case "check_torch.py, 4 ranks over tcp, no progress thread (vs gloo)" \
 	tcp 4 4 "$pkg/tests/check_torch.py"
+unset WEFT_TORCH_PROGRESS_MS
 torch_case "examples/ddp_train.py, 2 ranks over shm (DDP, vs gloo)" \
 	shm 2 2 "$pkg/examples/ddp_train.py"
 torch_case "examples/ddp_train.py, 4 ranks over tcp (DDP, vs gloo)" \
