@@ -5,14 +5,17 @@
 # element against numpy) with 2 and 3 processes bootstrapped torch-style
 # (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and with 3 under mpirun +
 # mpi4py; a rank killed mid-allreduce (FabricError on the others in bounded
-# time); the parameter-exchange example; and a pip install of the package
-# from a copy of its sources.
+# time); the parameter-exchange example; a pip install of the package from
+# a copy of its sources; and the torch.distributed backend (weft.c10d):
+# tests/check_torch.py at 2 and 4 ranks over shm and tcp (every result
+# against a serial computation and Gloo's) and the DistributedDataParallel
+# example (replicas identical, equal to Gloo's run).
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 libdir="$top_builddir/weft/.libs"
 pkg="$top_srcdir/python"
 limit="${PYTHON_TEST_TIMEOUT:-300}"
-echo "1..6"
+echo "1..12"
 
 # Debian's python3 carries numpy and mpi4py; a python3 earlier on PATH
 # (pyenv, venv) may lack them.
@@ -158,3 +161,37 @@ else
 	echo "not ok $n - pip install of python/ and a 1-rank allreduce from it"
 	head -n 40 "$out/pip" | sed 's/^/#   /'
 fi
+
+# torch.distributed: Debian's python3-torch (contrib/setup.sh installs it).
+# tcp stays on loopback. Gloo notes (dtypes it refuses) are kept as comments.
+torch_case() { # NAME PROVIDER NP OK-LINES SCRIPT ARGS...
+	name=$1 prov=$2
+	shift 2
+	if [ -z "$torch_ok" ]; then
+		n=$((n + 1))
+		echo "ok $n # SKIP $name: torch does not import in $python (Debian: python3-torch)"
+		return
+	fi
+	WEFT_PROVIDER=$prov FI_TCP_IFACE=lo torch_style "$name" "$@"
+}
+torch_ok=
+"$python" -c 'import torch.distributed as d; assert d.is_available()' \
+	2>/dev/null && torch_ok=1
+torch_case "check_torch.py, 2 ranks over shm (torch.distributed, vs gloo)" \
+	shm 2 2 "$pkg/tests/check_torch.py"
+torch_case "check_torch.py, 4 ranks over shm (torch.distributed, vs gloo)" \
+	shm 4 4 "$pkg/tests/check_torch.py"
+torch_case "check_torch.py, 2 ranks over tcp (torch.distributed, vs gloo)" \
+	tcp 2 2 "$pkg/tests/check_torch.py"
+# without weft.c10d's progress thread: a collective's sends over tcp must
+# not wait for this rank to enter weft again once its collective is done
+# (each rank leaves for the Gloo comparison after each weft collective)
+WEFT_TORCH_PROGRESS_MS=0
+export WEFT_TORCH_PROGRESS_MS
+torch_case "check_torch.py, 4 ranks over tcp, no progress thread (vs gloo)" \
+	tcp 4 4 "$pkg/tests/check_torch.py"
+unset WEFT_TORCH_PROGRESS_MS
+torch_case "examples/ddp_train.py, 2 ranks over shm (DDP, vs gloo)" \
+	shm 2 2 "$pkg/examples/ddp_train.py"
+torch_case "examples/ddp_train.py, 4 ranks over tcp (DDP, vs gloo)" \
+	tcp 4 4 "$pkg/examples/ddp_train.py"

@@ -15,6 +15,20 @@ from . import _fi
 from ._fi import FabricError, check, fn, ops_of
 
 NAME_MAX = 256
+POLL_BATCH = 16
+
+
+class Op:
+    """One posted operation: done once its completion is read; err is the
+    FabricError of an error completion."""
+    __slots__ = ("what", "ctx", "keep", "done", "err")
+
+    def __init__(self, what, keep):
+        self.what = what
+        self.ctx = ctypes.c_int(0)      # its address is the op's context
+        self.keep = keep
+        self.done = False
+        self.err = None
 
 
 class Fabric:
@@ -24,6 +38,8 @@ class Fabric:
         may take before FabricError (None: no limit)."""
         self.timeout = timeout
         self._objs = []         # (address, what) to close, in open order
+        self._ops = {}          # context address -> Op in flight
+        self._comps = (c_void_p * POLL_BATCH)()
         self.info = None
         try:
             self._open(provider)
@@ -125,6 +141,8 @@ class Fabric:
         self._broadcast = fn(coll, "broadcast", _fi.T_BROADCAST)
         self._allreduce = fn(coll, "allreduce", _fi.T_ALLREDUCE)
         self._allgather = fn(coll, "allgather", _fi.T_ALLGATHER)
+        self._reduce_scatter = fn(coll, "reduce_scatter",
+                                  _fi.T_REDUCE_SCATTER)
         self._cm = _fi.fi_ops_cm.from_address(ep.cm)
         cqops = ops_of(self.cq, _fi.fid_ops1, _fi.fi_ops_cq)
         self._cq_read = fn(cqops, "read", _fi.T_CQ_READ)
@@ -220,52 +238,116 @@ class Fabric:
         """Drive progress (a CQ read) without taking a completion."""
         self._cq_read(self.cq, None, 0)
 
-    def run(self, what, post):
-        """Post an operation (post(ctx) returns the fi_* call's result,
-        retried on -FI_EAGAIN) and wait for its completion."""
-        ctx = ctypes.c_int(0)
-        cp = ctypes.addressof(ctx)
+    def post(self, what, post, keep=None):
+        """Post an operation without waiting for it: post(ctx) returns the
+        fi_* call's result (retried on -FI_EAGAIN, progressing meanwhile).
+        keep: objects that must live until the completion (the buffers).
+        Returns the Op, which poll() marks done when its completion (or
+        error completion) is read."""
+        op = Op(what, keep)
+        cp = ctypes.addressof(op.ctx)
         deadline = self._deadline()
         while True:
             ret = post(cp)
             if ret != -_fi.FI_EAGAIN:
                 check(ret, what)
                 break
-            self._progress()
+            self.poll()
             self._check_deadline(deadline, what)
-        comp = c_void_p()
-        while True:
-            n = self._cq_read(self.cq, byref(comp), 1)
-            if n == 1:
-                if comp.value != cp:
-                    raise FabricError(-5, "%s: a completion for another "
-                                      "operation" % what)
-                return
-            if n == -_fi.FI_EAVAIL:
-                err = _fi.fi_cq_err_entry()
-                self._cq_readerr(self.cq, ctypes.addressof(err), 0)
-                raise FabricError(-err.err, what)
-            if n != -_fi.FI_EAGAIN:
-                check(n, "fi_cq_read")
-            self._check_deadline(deadline, what)
+        self._ops[cp] = op
+        return op
+
+    def poll(self):
+        """Read what the CQ holds (this is also what drives the provider's
+        progress) and mark those operations done; returns how many."""
+        n = self._cq_read(self.cq, self._comps, POLL_BATCH)
+        if n > 0:
+            for i in range(n):
+                self._done(self._comps[i], None)
+            return n
+        if n == -_fi.FI_EAVAIL:
+            err = _fi.fi_cq_err_entry()
+            self._cq_readerr(self.cq, ctypes.addressof(err), 0)
+            self._done(err.op_context, -err.err)
+            return 1
+        if n != -_fi.FI_EAGAIN:
+            check(n, "fi_cq_read")
+        return 0
+
+    def _done(self, ctx, errno):
+        op = self._ops.pop(ctx, None)
+        if op is None:
+            raise FabricError(-5, "a completion for no operation posted "
+                              "here (context 0x%x)" % (ctx or 0))
+        if errno is not None:
+            op.err = FabricError(errno, op.what)
+        op.done = True
+        op.keep = None
+
+    def wait(self, op):
+        """Progress until op completes; raises its FabricError if it
+        failed, or FI_ETIMEDOUT after the Fabric's timeout."""
+        deadline = self._deadline()
+        while not op.done:
+            if not self.poll():
+                self._check_deadline(deadline, op.what)
+        if op.err is not None:
+            raise op.err
+
+    def in_flight(self):
+        return len(self._ops)
+
+    def run(self, what, post):
+        """Post an operation and wait for its completion."""
+        self.wait(self.post(what, post))
+
+    # Each collective twice: i<name> posts it and returns its Op (keep:
+    # what must outlive it), <name> waits for it.
+
+    def ibarrier(self, keep=None):
+        return self.post("fi_barrier", lambda cp: self._barrier(
+            self.ep, self.coll_addr, cp), keep)
+
+    def ibroadcast(self, buf, count, dt, root, keep=None):
+        return self.post("fi_broadcast", lambda cp: self._broadcast(
+            self.ep, buf, count, None, self.coll_addr, self.addrs[root], dt,
+            0, cp), keep)
+
+    def iallreduce(self, src, dst, count, dt, op, keep=None):
+        return self.post("fi_allreduce", lambda cp: self._allreduce(
+            self.ep, src, count, None, dst, None, self.coll_addr, dt, op, 0,
+            cp), keep)
+
+    def iallgather(self, src, dst, count, dt, keep=None):
+        return self.post("fi_allgather", lambda cp: self._allgather(
+            self.ep, src, count, None, dst, None, self.coll_addr, dt, 0, cp),
+            keep)
+
+    def ireduce_scatter(self, src, dst, count, dt, op, keep=None):
+        """src: members x count elements; dst: this member's count."""
+        return self.post("fi_reduce_scatter", lambda cp: self._reduce_scatter(
+            self.ep, src, count, None, dst, None, self.coll_addr, dt, op, 0,
+            cp), keep)
 
     def barrier(self):
-        self.run("fi_barrier",
-                 lambda cp: self._barrier(self.ep, self.coll_addr, cp))
+        self.wait(self.ibarrier())
 
     def broadcast(self, buf, count, dt, root):
-        self.run("fi_broadcast", lambda cp: self._broadcast(
-            self.ep, buf, count, None, self.coll_addr, self.addrs[root], dt,
-            0, cp))
+        self.wait(self.ibroadcast(buf, count, dt, root))
 
     def allreduce(self, src, dst, count, dt, op):
-        self.run("fi_allreduce", lambda cp: self._allreduce(
-            self.ep, src, count, None, dst, None, self.coll_addr, dt, op, 0,
-            cp))
+        self.wait(self.iallreduce(src, dst, count, dt, op))
 
     def allgather(self, src, dst, count, dt):
-        self.run("fi_allgather", lambda cp: self._allgather(
-            self.ep, src, count, None, dst, None, self.coll_addr, dt, 0, cp))
+        self.wait(self.iallgather(src, dst, count, dt))
+
+    def drain(self):
+        """Wait for every operation in flight (errors are theirs to
+        report: the Ops hold them)."""
+        deadline = self._deadline()
+        while self._ops:
+            if not self.poll():
+                self._check_deadline(deadline, "draining")
 
     # ---- closing -------------------------------------------------------------
 

@@ -228,6 +228,7 @@ T_BARRIER = CFUNCTYPE(c_ssize_t, vp, u64, vp)
 T_BROADCAST = CFUNCTYPE(c_ssize_t, vp, vp, sz, vp, u64, u64, c_int, u64, vp)
 T_ALLREDUCE = CFUNCTYPE(c_ssize_t, vp, vp, sz, vp, vp, vp, u64, c_int, c_int,
                         u64, vp)
+T_REDUCE_SCATTER = T_ALLREDUCE
 T_ALLGATHER = CFUNCTYPE(c_ssize_t, vp, vp, sz, vp, vp, vp, u64, c_int, u64,
                         vp)
 

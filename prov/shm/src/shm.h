@@ -435,8 +435,6 @@ struct shm_tx_entry *shm_tx_find(struct shm_ep *ep, struct shm_conn *conn,
 				 uint64_t cookie);
 /* A status from another process (0 or a positive FI_E*), made sane. */
 int shm_wire_status(uint32_t status);
-/* Status of a CMA copy that should have moved want bytes. */
-int shm_cma_status(ssize_t n, size_t want);
 
 /* shm_msg.c / shm_tagged.c: posting. */
 extern const struct fi_ops_msg shm_msg_ops;

@@ -84,6 +84,27 @@ static ssize_t shm_cma_errno(int err)
 	}
 }
 
+int shm_cma_cause(ssize_t n)
+{
+	switch (n) {
+	case -FI_EPERM:
+		return FI_EOPNOTSUPP;
+	case -FI_ESHUTDOWN:
+		return FI_EHOSTUNREACH;
+	case -FI_EFAULT:
+	case -FI_ENOMEM:
+	case -FI_EINVAL:
+		return (int)-n;
+	default:
+		return FI_EIO;
+	}
+}
+
+int shm_cma_status(ssize_t n, size_t want)
+{
+	return n == (ssize_t)want ? 0 : shm_cma_cause(n);
+}
+
 static ssize_t shm_cma_copy(shm_cma_fn fn, pid_t pid,
 			    const struct iovec *local, size_t local_cnt,
 			    const struct iovec *remote, size_t remote_cnt)

@@ -24,6 +24,15 @@ ssize_t shm_cma_read(pid_t pid, const struct iovec *local, size_t local_cnt,
 ssize_t shm_cma_write(pid_t pid, const struct iovec *local, size_t local_cnt,
 		      const struct iovec *remote, size_t remote_cnt);
 
+/* The FI_E* (positive) that a transfer which got n instead of its bytes
+ * completes with: its cause where the result names one (a peer process
+ * that is gone: FI_EHOSTUNREACH, as for every operation toward a dead
+ * peer; CMA refused: FI_EOPNOTSUPP), FI_EIO for a short copy. */
+int shm_cma_cause(ssize_t n);
+
+/* 0 when a copy of want bytes got them all, else shm_cma_cause(n). */
+int shm_cma_status(ssize_t n, size_t want);
+
 /* Test hook: when set, both functions fail with -FI_EPERM as under
  * ptrace restrictions, and probes fail, so the bounce path is taken. */
 extern int shm_cma_test_refuse;

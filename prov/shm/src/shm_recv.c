@@ -194,15 +194,6 @@ static int shm_rx_start_pull(struct shm_ep *ep, const struct util_srx_dest *dest
 	return 0;
 }
 
-int shm_cma_status(ssize_t n, size_t want)
-{
-	if (n == (ssize_t)want)
-		return 0;
-	if (n == -FI_EPERM)
-		return FI_EOPNOTSUPP;
-	return FI_EIO;
-}
-
 static int shm_rx_deliver_rts(struct shm_ep *ep, const struct util_srx_dest *dest,
 			      const struct shm_msg_info *m)
 {
@@ -443,9 +434,10 @@ void shm_rx_progress(struct shm_ep *ep)
 
 	DL_FOREACH_SAFE(ep->pulls, p, tmp) {
 		/* Started toward a peer already found dead: nothing will
-		 * come, and no liveness check will fail it again. */
+		 * come, and no liveness check will fail it again. The cause
+		 * is the peer's death, as for its sends (FI_EHOSTUNREACH). */
 		if (WEFT_UNLIKELY(p->conn->dead)) {
-			shm_pull_finish(ep, p, FI_EIO);
+			shm_pull_finish(ep, p, FI_EHOSTUNREACH);
 			continue;
 		}
 		/* A split copy waits for PUSHED; only liveness is ours. */
@@ -468,5 +460,5 @@ void shm_rx_fail_conn(struct shm_ep *ep, struct shm_conn *conn)
 
 	DL_FOREACH_SAFE(ep->pulls, p, tmp)
 		if (p->conn == conn)
-			shm_pull_finish(ep, p, FI_EIO);
+			shm_pull_finish(ep, p, FI_EHOSTUNREACH);
 }

@@ -312,7 +312,7 @@ static int shm_rma_cma_status(ssize_t n, uint64_t want)
 {
 	if (n == (ssize_t)want)
 		return 0;
-	return n == -FI_EPERM ? FI_EOPNOTSUPP : FI_EIO;
+	return shm_cma_cause(n);
 }
 
 static int shm_rma_do_write(struct shm_ep *ep, struct shm_conn *conn,

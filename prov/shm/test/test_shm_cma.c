@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #define BIG	(16u << 20)
@@ -243,6 +245,28 @@ static void test_cma_errors(void **state)
 	assert_int_equal(shm_cma_write(getpid(), &l, 1, &r, 1), -FI_EPERM);
 	shm_cma_test_refuse = 0;
 	assert_int_equal(shm_cma_read(getpid(), &l, 1, NULL, 1), -FI_EINVAL);
+}
+
+/* A copy from a process that is gone fails with -FI_ESHUTDOWN, and the
+ * transfer completes with the cause, FI_EHOSTUNREACH (a dead peer), not
+ * FI_EIO; refusal and short copies keep theirs. */
+static void test_cma_cause(void **state)
+{
+	struct iovec l = { dst_buf, 64 }, r = { src_buf, 64 };
+	pid_t pid = fork();
+
+	(void)state;
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(shm_cma_read(pid, &l, 1, &r, 1), -FI_ESHUTDOWN);
+	assert_int_equal(shm_cma_cause(-FI_ESHUTDOWN), FI_EHOSTUNREACH);
+	assert_int_equal(shm_cma_cause(-FI_EPERM), FI_EOPNOTSUPP);
+	assert_int_equal(shm_cma_cause(-FI_EFAULT), FI_EFAULT);
+	assert_int_equal(shm_cma_cause(10), FI_EIO);
+	assert_int_equal(shm_cma_status(64, 64), 0);
+	assert_int_equal(shm_cma_status(-FI_ESHUTDOWN, 64), FI_EHOSTUNREACH);
 }
 
 /* Probe result per peer: on when CMA works here, off when the endpoint
@@ -499,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_cma_read_uneven),
 		cmocka_unit_test(test_cma_write),
 		cmocka_unit_test(test_cma_errors),
+		cmocka_unit_test(test_cma_cause),
 		cmocka_unit_test(test_cma_probe),
 		cmocka_unit_test(test_bounce_sizes),
 		cmocka_unit_test(test_bounce_two_transfers),

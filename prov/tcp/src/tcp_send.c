@@ -178,22 +178,23 @@ ssize_t tcp_inject_post(struct tcp_ep *ep, const void *buf, size_t len,
 }
 
 /* The collective engine's send (util_coll_xport.send, ep->lock held):
- * up to TCP_INJECT_MAX bytes copied into the frame (1: the engine's
- * buffer is free at once, and a later failure is the engine's to find
- * through peer_alive); up to the eager size one MSG from the engine's
- * buffer, and beyond it a rendezvous, both completing through
- * tcp_coll_send_done (0). */
+ * up to the eager size one MSG from the engine's buffer, and beyond it a
+ * rendezvous, both completing through tcp_coll_send_done (0) once the
+ * kernel took the last byte. Never complete at once from a copy: progress
+ * is manual, and a frame still waiting in this process (for the
+ * handshake of a first contact, or for the next submission) would leave
+ * the peer waiting for as long as this rank, its own collective done,
+ * stays out of the library (a torch rank sitting in compute or in
+ * another backend). */
 ssize_t tcp_coll_send(struct tcp_ep *ep, const struct iovec *iov,
 		      size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
 {
 	size_t len = util_iov_total(iov, count);
 	struct tcp_hdr h = { .op = TCP_OP_MSG, .flags = TCP_F_TAGGED | TCP_F_COLL,
 			     .len = len, .tag = tag };
-	struct iovec copy;
 	struct tcp_peer *peer;
 	struct tcp_tx *tx;
 	ssize_t ret;
-	bool copied = len <= TCP_INJECT_MAX;
 
 	ret = tcp_peer_tx(ep, dest, &peer);
 	if (ret)
@@ -205,18 +206,11 @@ ssize_t tcp_coll_send(struct tcp_ep *ep, const struct iovec *iov,
 	if (!tx)
 		return -FI_EAGAIN;
 	tx->kind = TCP_TX_COLL;
-	tx->context = copied ? NULL : ctx;
-	if (copied) {
-		util_iov_copy_from(iov, count, 0, tx->data, len);
-		copy.iov_base = tx->data;
-		copy.iov_len = len;
-		iov = &copy;
-		count = 1;
-	}
+	tx->context = ctx;
 	tcp_tx_frame(tx, &h, iov, count);
 	/* tx may be written and gone when this returns */
 	tcp_peer_push(ep, peer, tx, false);
-	return copied;
+	return 0;
 }
 
 int tcp_send_ctrl(struct tcp_ep *ep, struct tcp_peer *peer,
