@@ -451,8 +451,15 @@ static inline bool srd_ep_counts_rma(const struct srd_ep *ep)
 
 /* ---- provider-internal entry points -------------------------------------- */
 
-/* srd_init.c */
-struct srd_dev *srd_device_get(int *err);
+/* srd_devices.c: the devices offered, opened at the first call. */
+#define SRD_DEV_MAX 32
+#define SRD_DEV_NAME_MAX 64
+/* Up to max of them into devs, in the order fi_getinfo lists them. */
+int srd_devices_get(struct srd_dev **devs, int max);
+/* The device a domain name names (NULL: the first); NULL with *err
+ * -FI_ENODATA (no device) or -FI_ENODEV (no such name). */
+struct srd_dev *srd_device_find(const char *name, int *err);
+void srd_devices_close(void);
 
 /* srd_fabric.c, srd_domain.c, srd_av.c, srd_ep.c */
 int srd_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
