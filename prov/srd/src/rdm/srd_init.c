@@ -178,6 +178,12 @@ static const struct weft_setting srd_setting_table[] = {
 	  .help = "Peers on this host (same boot and network namespace) "
 		  "through an shm endpoint instead of the device: auto (when "
 		  "both ends can), 0 (never), 1 (fi_enable fails without shm)" },
+	{ .name = "rails", .type = WEFT_SETTING_INT, SRD_FIELD(rails),
+	  .def = 1, .min = 1, .max = SRD_PKT_RAILS_MAX,
+	  .help = "Devices an endpoint stripes long messages over (read at "
+		  "endpoint open): rail 0 is its domain's device, the others "
+		  "the next devices fi_getinfo lists; a peer with fewer gets "
+		  "fewer" },
 };
 
 #define SRD_SETTINGS_COUNT WEFT_ARRAY_SIZE(srd_setting_table)
