@@ -111,8 +111,15 @@ static void srd_long_tx_rail_keys(struct srd_ep *ep, struct srd_tx_entry *tx,
 					    tx->iov[i].iov_len,
 					    IBV_ACCESS_LOCAL_WRITE |
 					    IBV_ACCESS_REMOTE_READ);
-			if (!mr)
+			if (!mr) {
+				/* rails below k stay; this one goes */
+				while (i--) {
+					srd_stripe_dereg(ep, k,
+							 tx->rail_mr[k - 1][i]);
+					tx->rail_mr[k - 1][i] = NULL;
+				}
 				return;
+			}
 			tx->rail_mr[k - 1][i] = mr;
 			keys[(k - 1) * count + n++] = mr->rkey;
 		}
