@@ -313,6 +313,7 @@ struct srd_rx_xfer {
 	 * 1..rails-1, and the rail of the next read */
 	uint32_t rails;
 	uint32_t next_rail;
+	uint64_t stripe_chunk;		/* bytes per read when striped */
 	uint32_t rail_key[SRD_PKT_RAILS_MAX - 1][SRD_IOV_MAX];
 	struct ibv_mr *rail_mr[SRD_PKT_RAILS_MAX - 1][SRD_IOV_MAX];
 	uint64_t read_off;		/* bytes whose read is posted */

@@ -280,6 +280,7 @@ static void srd_long_rx_rails(struct srd_ep *ep, struct srd_rx_xfer *x,
 		       x->src_count * sizeof(uint32_t));
 		x->rails = k + 1;
 	}
+	x->stripe_chunk = srd_stripe_chunk(srd_long_want(x), x->rails);
 }
 
 static size_t srd_src_seek(const struct srd_rx_xfer *x, uint64_t off,
@@ -317,8 +318,8 @@ static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 		srd_peer_hello_send(ep, x->peer, SRD_PKT_HELLO);
 	n = x->dest.iov[di].iov_len - din;
 	n = n < x->src[si].len - sin ? n : x->src[si].len - sin;
-	if (x->rails > 1 && chunk > SRD_STRIPE_CHUNK)
-		chunk = SRD_STRIPE_CHUNK;
+	if (x->rails > 1 && chunk > x->stripe_chunk)
+		chunk = x->stripe_chunk;
 	n = n < chunk ? n : chunk;
 	n = n < srd_long_want(x) - x->read_off ? n :
 						  srd_long_want(x) - x->read_off;

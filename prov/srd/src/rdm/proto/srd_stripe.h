@@ -6,8 +6,7 @@
  * rails' QPs (SRD_FEAT_RAILS, struct srd_pkt_rails); both sides use
  * min(their count, ours). Only long messages by RDMA read use them: the
  * sender registers its memory on every rail and sends each rail's keys in
- * LONG_RTS (SRD_PKT_F_RAILS), the receiver reads chunks round-robin over
- * the rails; the message still starts, matches and completes through rail
+ * LONG_RTS (SRD_PKT_F_RAILS), the receiver reads one share per rail; the message still starts, matches and completes through rail
  * 0, so ordering and completion semantics do not change.
  */
 #ifndef SRD_STRIPE_H
@@ -16,10 +15,19 @@
 #include "../srd_rdm.h"
 
 #define SRD_RAILS_MAX SRD_PKT_RAILS_MAX
-/* Reads of a striped message: chunks of this size round-robin. */
-#define SRD_STRIPE_CHUNK (256 * 1024)
-/* Messages up to this size stay on rail 0 (one chunk would anyway). */
-#define SRD_STRIPE_MIN SRD_STRIPE_CHUNK
+/* Messages up to this size stay on rail 0. */
+#define SRD_STRIPE_MIN (256 * 1024)
+#define SRD_STRIPE_ALIGN 4096
+
+/* Reads of a striped message: one share per rail, page-aligned, taken
+ * round-robin (a read is one work request however large, so fewer and
+ * larger reads keep each rail's queue as busy with less overhead). */
+static inline uint64_t srd_stripe_chunk(uint64_t len, uint32_t rails)
+{
+	uint64_t share = (len + rails - 1) / rails;
+
+	return (share + SRD_STRIPE_ALIGN - 1) & ~(uint64_t)(SRD_STRIPE_ALIGN - 1);
+}
 
 struct srd_rail {
 	struct srd_ep *ep;
