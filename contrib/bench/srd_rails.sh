@@ -84,5 +84,5 @@ summary 2 >"$tmp/s2"
 echo "=== median MB/s over $rounds rounds ($([ "$netns" = 1 ] &&
 	echo "two veth pairs" || echo "loopback, 2 devices on 127.0.0.1"))"
 printf "%10s %12s %12s %7s\n" bytes rails=1 rails=2 ratio
-join "$tmp/s1" "$tmp/s2" | awk '{ printf "%10d %12.1f %12.1f %7.2f\n",
-	$1, $2, $3, $2 > 0 ? $3 / $2 : 0 }'
+join "$tmp/s1" "$tmp/s2" | awk '{ r = $2 > 0 ? $3 / $2 : 0
+	printf "%10d %12.1f %12.1f %7.2f\n", $1, $2, $3, r }'
