@@ -50,8 +50,11 @@ if [ "$netns" = 1 ]; then
 			name "wrail$k" netns "$ns_b"
 		ip -n "$ns_a" addr add "10.215.$k.1/24" dev "wrail$k"
 		ip -n "$ns_b" addr add "10.215.$k.2/24" dev "wrail$k"
-		ip -n "$ns_a" link set "wrail$k" up
-		ip -n "$ns_b" link set "wrail$k" up
+		# softsrd's RDMA packets are 64 KiB datagrams: at veth's
+		# default 1500 every one is ~45 IP fragments, and losing one
+		# loses the packet
+		ip -n "$ns_a" link set "wrail$k" mtu 65535 up
+		ip -n "$ns_b" link set "wrail$k" mtu 65535 up
 	done
 	nsopt=(-N "$ns_a,$ns_b") env_dev=()
 fi
