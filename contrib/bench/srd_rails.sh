@@ -60,7 +60,8 @@ if [ "$netns" = 1 ]; then
 fi
 
 run() { # RAILS ROUND
-	env LD_LIBRARY_PATH="$weftlib" FI_SRD_DEVICE=soft "${env_dev[@]}" \
+	env LD_LIBRARY_PATH="$weftlib" FI_SRD_DEVICE=soft FI_SRD_USE_SHM=0 \
+		"${env_dev[@]}" \
 		FI_SRD_RAILS="$1" nice -n 5 "$bench" -p srd -M "$minsz" \
 		-m "$maxsz" -w "$window" -r 5 -C "$c0,$c1" "${nsopt[@]}" \
 		-f csv >"$tmp/r$1.$2" 2>"$tmp/e$1.$2" ||

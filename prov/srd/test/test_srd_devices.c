@@ -193,5 +193,7 @@ int main(void)
 	setenv("FI_SRD_DEVICE", "soft", 1);
 	setenv("FI_SRD_SOFT_ADDR", "127.0.0.1", 1);
 	setenv("FI_SRD_SOFT_DEVICES", "3", 1);
+	/* traffic through each device, not through shm between them */
+	setenv("FI_SRD_USE_SHM", "0", 1);
 	return cmocka_run_group_tests_name("srd_devices", tests, NULL, NULL);
 }

@@ -256,6 +256,8 @@ int main(int argc, char **argv)
 	setenv("FI_SRD_SOFT_ADDR", "127.0.0.1", 1);
 	setenv("FI_SRD_SOFT_DEVICES", "3", 1);
 	setenv("FI_SRD_RAILS", "2", 1);
+	/* one process is one host: without this its peers go through shm */
+	setenv("FI_SRD_USE_SHM", "0", 1);
 	return _cmocka_run_group_tests(faults ? "srd_stripe_faults" :
 				       "srd_stripe", all,
 				       faults ? 3 : WEFT_ARRAY_SIZE(all),
