@@ -50,6 +50,9 @@ enum {
 	/* uint64_t, get only: messages the endpoint sent to peers of its
 	 * host through shm (srd's peer path; 0 while it is off). */
 	FI_OPT_WEFT_SHM_SENDS,
+	/* int (srd): devices the endpoint stripes long messages over. get:
+	 * rails open; set (before fi_enable): 1..4, as FI_SRD_RAILS. */
+	FI_OPT_WEFT_RAILS,
 };
 
 #endif /* WEFT_FI_EXT_WEFT_H */

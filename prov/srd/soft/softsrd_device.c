@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * softsrd devices (one per local IPv4 address) and their contexts; the
+ * softsrd devices (one per local IPv4 address, or FI_SRD_SOFT_DEVICES on
+ * one address) and their contexts; the
  * answers of query_device_ex / efadv_query_device / query_port / query_gid
  * come from the FI_SRD_SOFT_* settings read at open.
  */
@@ -27,15 +28,39 @@ static int softsrd_ifa_usable(const struct ifaddrs *ifa, bool loopback)
 }
 
 static void softsrd_device_fill(struct softsrd_device *dev,
-				const char *ifname, struct in_addr ip)
+				const char *ifname, struct in_addr ip, int idx)
 {
 	memset(dev, 0, sizeof(*dev));
 	dev->ip = ip;
 	dev->ibdev.node_type = IBV_NODE_UNSPECIFIED;
 	dev->ibdev.transport_type = IBV_TRANSPORT_UNSPECIFIED;
-	snprintf(dev->ibdev.name, sizeof(dev->ibdev.name), "softsrd_%.20s",
-		 ifname);
+	if (idx < 0)
+		snprintf(dev->ibdev.name, sizeof(dev->ibdev.name),
+			 "softsrd_%.20s", ifname);
+	else
+		snprintf(dev->ibdev.name, sizeof(dev->ibdev.name),
+			 "softsrd_%.20s_%d", ifname, idx);
 	snprintf(dev->ibdev.dev_name, sizeof(dev->ibdev.dev_name), "softsrd");
+}
+
+/* Device names select devices (fi_info's domain name): a second address on
+ * an interface gets the interface name with its index. */
+static int softsrd_name_index(const struct softsrd_device *devs, int n,
+			      const char *ifname)
+{
+	char name[IBV_SYSFS_NAME_MAX];
+	size_t len;
+	int same = 0;
+
+	len = (size_t)snprintf(name, sizeof(name), "softsrd_%.20s", ifname);
+	for (int i = 0; i < n; i++) {
+		const char *other = devs[i].ibdev.name;
+
+		if (!strncmp(other, name, len) &&
+		    (!other[len] || other[len] == '_'))
+			same++;
+	}
+	return same ? same : -1;
 }
 
 /* FI_SRD_SOFT_ADDR and FI_SRD_SOFT_IFACE narrow the list; both may be set */
@@ -48,8 +73,11 @@ static bool softsrd_ifa_wanted(const struct ifaddrs *ifa, const char *want,
 	       (!iface[0] || !strcmp(ifa->ifa_name, iface));
 }
 
+/* FI_SRD_SOFT_DEVICES=count: count devices on the first address found,
+ * told apart by name and UDP port (the port is in every QP number). */
 static int softsrd_devices_scan(struct softsrd_device *devs, int max,
-				const char *want, const char *iface)
+				const char *want, const char *iface,
+				int count)
 {
 	struct ifaddrs *ifas, *ifa;
 	struct in_addr want_ip;
@@ -74,9 +102,20 @@ static int softsrd_devices_scan(struct softsrd_device *devs, int max,
 			if (!softsrd_ifa_wanted(ifa, want, want_ip, iface))
 				continue;
 			ip = ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
-			softsrd_device_fill(&devs[n++], ifa->ifa_name, ip);
+			if (count) {
+				for (n = 0; n < count && n < max; n++)
+					softsrd_device_fill(&devs[n],
+							    ifa->ifa_name, ip,
+							    n);
+				goto out;
+			}
+			softsrd_device_fill(&devs[n], ifa->ifa_name, ip,
+					    softsrd_name_index(devs, n,
+							       ifa->ifa_name));
+			n++;
 		}
 	}
+out:
 	freeifaddrs(ifas);
 	if ((want[0] || iface[0]) && !n)
 		FI_WARN(softsrd_prov, FI_LOG_CORE,
@@ -84,8 +123,6 @@ static int softsrd_devices_scan(struct softsrd_device *devs, int max,
 			"FI_SRD_SOFT_IFACE=%s\n", want, iface);
 	return n;
 }
-
-#define SOFTSRD_MAX_DEVICES 16
 
 /* One allocation: the NULL-terminated pointer array, then the devices. */
 static struct ibv_device **softsrd_get_device_list(int *num_devices)
@@ -105,7 +142,8 @@ static struct ibv_device **softsrd_get_device_list(int *num_devices)
 		return NULL;
 	}
 	devs = (struct softsrd_device *)(list + SOFTSRD_MAX_DEVICES + 1);
-	n = softsrd_devices_scan(devs, SOFTSRD_MAX_DEVICES, cfg.addr, cfg.iface);
+	n = softsrd_devices_scan(devs, SOFTSRD_MAX_DEVICES, cfg.addr, cfg.iface,
+				 (int)cfg.devices);
 	for (int i = 0; i < n; i++)
 		list[i] = &devs[i].ibdev;
 	if (num_devices)

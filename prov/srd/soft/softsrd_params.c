@@ -41,6 +41,11 @@ static const struct weft_setting softsrd_setting_table[] = {
 	  .def_text = "all interfaces",
 	  .help = "softsrd: offer only the devices of this network "
 		  "interface, e.g. veth0" },
+	SOFT_U32("soft_devices", devices, 0, 0, SOFTSRD_MAX_DEVICES,
+		 "softsrd: offer this many devices on one address (that of "
+		 "FI_SRD_SOFT_ADDR, else the first that is up) instead of one "
+		 "per address, each with its own UDP port, to test several "
+		 "devices or striping on one host (0: one per address)"),
 	SOFT_U32("soft_mtu", mtu, 8928, SOFTSRD_MIN_MTU, SOFTSRD_MAX_MTU,
 		 "softsrd: largest send in bytes, also the RDMA packet size "
 		 "(the default is EFA's)"),

@@ -35,6 +35,7 @@ enum softsrd_order { SOFTSRD_ORDER_NONE, SOFTSRD_ORDER_128, SOFTSRD_ORDER_WHOLE 
 enum softsrd_io { SOFTSRD_IO_AUTO, SOFTSRD_IO_URING, SOFTSRD_IO_MMSG };
 
 #define SOFTSRD_MAX_SGE       16
+#define SOFTSRD_MAX_DEVICES   16
 #define SOFTSRD_CRC_LEN       4	/* CRC32C trailer (SOFTSRD_FLAG_CRC) */
 #define SOFTSRD_MAX_MTU       (65507 - (int)sizeof(struct softsrd_hdr) - \
 			       SOFTSRD_CRC_LEN)
@@ -72,6 +73,7 @@ struct softsrd_config {
 	uint32_t pkts_per_qp;
 	uint32_t window;	/* packets in flight per peer, <= SOFTSRD_WIN */
 	uint32_t rdma_pkt;	/* RDMA packet size; 0: auto (set at open) */
+	uint32_t devices;	/* devices on one address; 0: one per address */
 	char addr[64];
 	char iface[IF_NAMESIZE];
 };

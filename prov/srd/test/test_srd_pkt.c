@@ -491,6 +491,125 @@ static void test_truncated_every_byte(void **state)
 	capture_free(&cap);
 }
 
+/* HELLO announcing two more rails; striped LONG_RTS over three rails of
+ * two iovs (the same memory as build_msg's). */
+static size_t build_hello_rails(uint8_t *buf)
+{
+	struct srd_pkt_hello *h = (void *)buf;
+	struct srd_pkt_rails *r = (void *)(h + 1);
+
+	memset(buf, 0, BUFSZ);
+	build_hello(buf, SRD_PKT_HELLO);
+	h->features |= SRD_FEAT_RAILS;
+	r->count = 2;
+	for (uint32_t k = 0; k < 2; k++) {
+		r->rail[k].qpn = 0x1234 + k;
+		r->rail[k].qkey = 0x777;
+		r->rail[k].gid[10] = r->rail[k].gid[11] = 0xff;
+	}
+	return srd_pkt_hello_len(h, 2);
+}
+
+static size_t build_stripe(uint8_t *buf)
+{
+	struct srd_pkt_msg *m = (void *)buf;
+	struct srd_pkt_stripe *st = (void *)(m + 1);
+	struct srd_pkt_iov *iov = (void *)(st + 1);
+	uint32_t *keys = (void *)(iov + 2);
+
+	memset(buf, 0, BUFSZ);
+	build_msg(buf, SRD_PKT_LONG_RTS);
+	memmove(iov, st, 2 * sizeof(*iov));
+	memset(st, 0, sizeof(*st));
+	st->rails = 3;
+	st->iov_count = 2;
+	for (int i = 0; i < 4; i++)
+		keys[i] = 100 + (uint32_t)i;
+	m->base.flags |= SRD_PKT_F_RAILS;
+	m->seg_len = (uint32_t)srd_pkt_stripe_len(3, 2);
+	return sizeof(*m) + m->seg_len;
+}
+
+#define RAILS ((struct srd_pkt_rails *)(buf + sizeof(struct srd_pkt_hello)))
+#define STRIPE ((struct srd_pkt_stripe *)(buf + sizeof(struct srd_pkt_msg)))
+#define SIOV ((struct srd_pkt_iov *)(STRIPE + 1))
+
+/* X(hello or stripe, text expected in the log, how to break it) */
+#define RAIL_CORRUPTIONS(X) \
+	X(1, "rails count", RAILS->count = 0) \
+	X(1, "rails count", RAILS->count = SRD_PKT_RAILS_MAX) \
+	X(1, "rails count", RAILS->count = UINT32_MAX) \
+	X(1, "rails count", RAILS->reserved = 1) \
+	X(1, "length vs rails count", RAILS->count = 1) \
+	X(1, "length vs rails count", *len -= 1) \
+	X(1, "length (no rails)", *len = sizeof(struct srd_pkt_hello) + 4) \
+	X(1, "length (trailing bytes)", \
+		HELLO->features &= ~SRD_FEAT_RAILS) \
+	X(1, "rail qpn", RAILS->rail[1].qpn = 0) \
+	X(1, "rail qpn", RAILS->rail[0].qpn = SRD_QPN_MASK + 1) \
+	X(1, "rail qkey", RAILS->rail[1].qkey = 0x80000000u) \
+	X(0, "rails", STRIPE->rails = 1) \
+	X(0, "rails", STRIPE->rails = SRD_PKT_RAILS_MAX + 1) \
+	X(0, "iov_count", STRIPE->iov_count = 0) \
+	X(0, "iov_count", STRIPE->iov_count = SRD_PKT_IOV_MAX + 1) \
+	X(0, "stripe reserved", STRIPE->reserved = 1) \
+	X(0, "stripe reserved", STRIPE->reserved2 = 1) \
+	X(0, "seg_len vs rails, iov_count", STRIPE->rails = 2) \
+	X(0, "seg_len vs rails, iov_count", STRIPE->iov_count = 1) \
+	X(0, "seg_len vs packet length", *len -= 4) \
+	X(0, "seg_len (no stripe)", (MSG->seg_len = 4, \
+		*len = sizeof(struct srd_pkt_msg) + 4)) \
+	X(0, "total_len vs iov lens", SIOV[1].len = 2999) \
+	X(0, "iov addr + len", SIOV[0].addr = UINT64_MAX - 10) \
+	X(0, "flags", MSG->base.type = SRD_PKT_CTS_RTS)
+
+static void rail_corrupt(size_t i, uint8_t *buf, size_t *len)
+{
+	size_t n = 0;
+
+#define RAIL_APPLY(h, f, op) if (n++ == i) { op; return; }
+	RAIL_CORRUPTIONS(RAIL_APPLY)
+#undef RAIL_APPLY
+	fail_msg("no rail corruption %zu", i);
+}
+
+/* Rails come from the network: every count, index, key and length of
+ * the HELLO trailer and of a striped LONG_RTS is checked. */
+static void test_rails_fields(void **state)
+{
+	static const struct { int hello; const char *field; } cases[] = {
+#define RAIL_CASE(h, f, op) { h, f },
+		RAIL_CORRUPTIONS(RAIL_CASE)
+#undef RAIL_CASE
+	};
+	uint8_t buf[BUFSZ];
+	struct capture cap;
+	const char *log;
+	size_t len;
+	int ret;
+
+	(void)state;
+	len = build_hello_rails(buf);
+	assert_int_equal(srd_pkt_validate(buf, len, MAXMSG), SRD_PKT_HELLO);
+	len = build_stripe(buf);
+	assert_int_equal(srd_pkt_validate(buf, len, MAXMSG), SRD_PKT_LONG_RTS);
+	assert_int_equal(srd_pkt_rts_iov_count(MSG->base.flags,
+					       buf + sizeof(struct srd_pkt_msg),
+					       MSG->seg_len), 2);
+	for (size_t i = 0; i < WEFT_ARRAY_SIZE(cases); i++) {
+		len = cases[i].hello ? build_hello_rails(buf) :
+				       build_stripe(buf);
+		rail_corrupt(i, buf, &len);
+		capture_start(&cap);
+		ret = srd_pkt_validate(buf, len, MAXMSG);
+		log = capture_stop(&cap);
+		if (ret != -FI_EINVAL || !strstr(log, cases[i].field))
+			fail_msg("rail case %zu (%s): ret %d, log '%s'", i,
+				 cases[i].field, ret, log);
+		capture_free(&cap);
+	}
+}
+
 static void test_max_msg_size(void **state)
 {
 	uint8_t buf[BUFSZ];
@@ -602,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_fields),
 		cmocka_unit_test(test_truncated_every_byte),
 		cmocka_unit_test(test_max_msg_size),
+		cmocka_unit_test(test_rails_fields),
 		cmocka_unit_test(test_fuzz),
 	};
 

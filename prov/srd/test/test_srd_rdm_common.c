@@ -56,9 +56,18 @@ void tfab_open(struct tfab *f, uint64_t caps, bool insert_b)
 	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
 				    &f->info), 0);
 	fi_freeinfo(hints);
+	tfab_open_info(f, caps, insert_b);
+}
+
+void tfab_open_info(struct tfab *f, uint64_t caps, bool insert_b)
+{
 	f->eager_max = f->info->tx_attr->inject_size;
 	f->mtu = f->eager_max + 64;
-	assert_int_equal(fi_fabric(f->info->fabric_attr, &f->fabric, NULL), 0);
+	if (f->fabric)
+		f->fabric_shared = true;
+	else
+		assert_int_equal(fi_fabric(f->info->fabric_attr, &f->fabric,
+					   NULL), 0);
 	assert_int_equal(fi_domain(f->fabric, f->info, &f->domain, NULL), 0);
 	tep_open(f, &f->a, 0);
 	tep_open(f, &f->b, caps & FI_SOURCE);
@@ -87,7 +96,8 @@ void tfab_close(struct tfab *f)
 	tep_close(&f->a);
 	tep_close(&f->b);
 	assert_int_equal(fi_close(&f->domain->fid), 0);
-	assert_int_equal(fi_close(&f->fabric->fid), 0);
+	if (!f->fabric_shared)
+		assert_int_equal(fi_close(&f->fabric->fid), 0);
 	fi_freeinfo(f->info);
 }
 

@@ -50,6 +50,7 @@ struct tep {
 struct tfab {
 	struct fi_info *info;
 	struct fid_fabric *fabric;
+	bool fabric_shared;	/* the caller's: tfab_close leaves it open */
 	struct fid_domain *domain;
 	struct tep a, b;
 	size_t eager_max;	/* info->tx_attr->inject_size */
@@ -61,6 +62,10 @@ void tfab_env(void);
 /* caps: the fi_info caps to ask for (0: FI_MSG | FI_TAGGED). insert_b:
  * whether b's AV knows a (a always knows b). */
 void tfab_open(struct tfab *f, uint64_t caps, bool insert_b);
+/* The same on f->info, which the caller set (f otherwise zeroed); f owns
+ * it from here. A fabric the caller set in f->fabric is used, not
+ * opened, and stays open at tfab_close. */
+void tfab_open_info(struct tfab *f, uint64_t caps, bool insert_b);
 void tfab_close(struct tfab *f);
 /* Progress both and stash completions; returns entries stashed. */
 int tfab_poll(struct tfab *f);

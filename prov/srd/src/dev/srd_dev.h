@@ -64,6 +64,7 @@ struct srd_settings {
 	size_t cts_window;		/* bytes granted ahead per message */
 	uint32_t long_probe_ms;		/* probes of long transfers' peers */
 	enum srd_use_shm use_shm;
+	uint32_t rails;			/* devices an endpoint stripes over */
 };
 
 extern struct srd_settings srd_settings;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * srd domain: util's domain (threading, CQs, counters, AV) on the
- * provider's device, with srd_mr.c's registration (device keys) in place
+ * srd domain: util's domain (threading, CQs, counters, AV) on the device
+ * its fi_info names (domain_attr->name, srd_devices.c), with srd_mr.c's registration (device keys) in place
  * of util's software MR map.
  */
 #include "weft/compat.h"
@@ -59,7 +59,7 @@ int srd_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -FI_ENOMEM;
-	d->dev = srd_device_get(&ret);
+	d->dev = srd_device_find(info->domain_attr->name, &ret);
 	if (!d->dev)
 		goto free_d;
 	ret = util_domain_init(&d->util, to_util_fabric(fabric), info,

@@ -8,6 +8,7 @@
 #include "weft/compat.h"
 #include "srd_proto.h"
 #include "srd_opt.h"
+#include "proto/srd_stripe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,7 @@ static void srd_ep_free(struct srd_ep *ep)
 	/* The QP first: no work request may still point into what follows. */
 	if (ep->qp)
 		srd_dev_qp_destroy(ep->qp);
+	srd_stripe_qps_destroy(ep);
 	srd_peers_free(ep);
 	/* Before the protocols' pools: unexpected messages hold buffers. */
 	srd_rx_fini(ep);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * srd keeps no state at fabric level: util's fabric with srd's ops. The
- * device is the provider's (opened once, srd_device_get).
+ * devices are the provider's (opened once, srd_devices.c); each domain
+ * uses the one its fi_info names.
  */
 #include "weft/compat.h"
 #include "srd_rdm.h"

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The srd provider object, its settings (FI_SRD_*) and fi_getinfo. The
- * device is opened once, at the first getinfo, and shared by every
- * domain; with FI_SRD_DEVICE unset and no EFA there is no device and
- * getinfo answers -FI_ENODATA (shm stays the default).
+ * The srd provider object, its settings (FI_SRD_*) and fi_getinfo: one
+ * fi_info per device (srd_devices.c).
  */
 #include "weft/compat.h"
 #include "weft/core.h"
@@ -15,42 +13,70 @@
 #include <pthread.h>
 #include <string.h>
 
-static pthread_mutex_t srd_shared_dev_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct srd_dev *srd_shared_dev;
-static int srd_shared_dev_err;		/* sticky: no device on this host */
-
-struct srd_dev *srd_device_get(int *err)
+/* One device's fi_info; -FI_ENODATA when the hints rule it out. */
+static int srd_getinfo_dev(const struct srd_dev *dev,
+			   const struct fi_info *hints, struct fi_info **out)
 {
-	const struct srd_verbs_ops *verbs;
+	struct fi_info *fi;
+	int err;
 
-	pthread_mutex_lock(&srd_shared_dev_lock);
-	if (!srd_shared_dev && !srd_shared_dev_err) {
-		verbs = srd_dev_verbs_select(srd_settings.device);
-		if (!verbs)
-			srd_shared_dev_err = -FI_ENODATA;
-		else
-			srd_shared_dev_err = srd_dev_open(verbs,
-						srd_settings.device_name,
-						&srd_shared_dev);
-		if (srd_shared_dev_err)
-			srd_shared_dev = NULL;
+	if (hints && hints->domain_attr && hints->domain_attr->name &&
+	    strcmp(hints->domain_attr->name, dev->name))
+		return -FI_ENODATA;
+	fi = fi_dupinfo(NULL);
+	if (!fi)
+		return -FI_ENOMEM;
+	srd_info_fill(&dev->caps, dev->name, fi);
+	err = srd_info_set_addrs(&dev->caps, hints, fi);
+	if (err) {
+		fi_freeinfo(fi);
+		return err;
 	}
-	if (srd_shared_dev)
-		*err = 0;
-	else
-		*err = srd_shared_dev_err ? srd_shared_dev_err : -FI_ENODATA;
-	pthread_mutex_unlock(&srd_shared_dev_lock);
-	return srd_shared_dev;
+	/* Atomics are emulated over messages: every device can serve them. */
+	fi->caps |= FI_ATOMIC;
+	fi->tx_attr->caps |= FI_ATOMIC;
+	fi->rx_attr->caps |= FI_ATOMIC;
+	fi->fabric_attr->prov_name = strdup("srd");
+	fi->fabric_attr->prov_version = srd_prov.version;
+	fi->fabric_attr->api_version = srd_prov.fi_version;
+	/* Tags: the top bit set is what MPI checks for. */
+	fi->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaull;
+	*out = fi;
+	return 0;
+}
+
+/* One fi_info per device, in the device table's order. */
+static int srd_getinfo_devices(const struct fi_info *hints,
+			       struct fi_info **info)
+{
+	struct srd_dev *devs[SRD_DEV_MAX];
+	struct fi_info *fi, **tail = info;
+	int n, err;
+
+	n = srd_devices_get(devs, SRD_DEV_MAX);
+	for (int i = 0; i < n; i++) {
+		err = srd_getinfo_dev(devs[i], hints, &fi);
+		if (err == -FI_ENODATA)
+			continue;
+		if (err) {
+			fi_freeinfo(*info);
+			*info = NULL;
+			return err;
+		}
+		*tail = fi;
+		tail = &fi->next;
+	}
+	if (!*info && n && hints && hints->domain_attr &&
+	    hints->domain_attr->name)
+		FI_INFO(&srd_prov, FI_LOG_CORE, "no srd device named %s\n",
+			hints->domain_attr->name);
+	return *info ? 0 : -FI_ENODATA;
 }
 
 static int srd_getinfo(uint32_t version, const char *node, const char *service,
 		       uint64_t flags, const struct fi_info *hints,
 		       struct fi_info **info)
 {
-	struct srd_dev *dev;
-	struct fi_info *fi;
-	int err;
-
 	(void)version;
 	*info = NULL;
 	/* An srd name (GID, QPN, random QKEY) exists only once a QP does:
@@ -74,39 +100,12 @@ static int srd_getinfo(uint32_t version, const char *node, const char *service,
 			hints->addr_format);
 		return -FI_ENODATA;
 	}
-	dev = srd_device_get(&err);
-	if (!dev)
-		return -FI_ENODATA;
-	fi = fi_dupinfo(NULL);
-	if (!fi)
-		return -FI_ENOMEM;
-	srd_info_fill(&dev->caps, dev->name, fi);
-	err = srd_info_set_addrs(&dev->caps, hints, fi);
-	if (err) {
-		fi_freeinfo(fi);
-		return err;
-	}
-	/* Atomics are emulated over messages: every device can serve them. */
-	fi->caps |= FI_ATOMIC;
-	fi->tx_attr->caps |= FI_ATOMIC;
-	fi->rx_attr->caps |= FI_ATOMIC;
-	fi->fabric_attr->prov_name = strdup("srd");
-	fi->fabric_attr->prov_version = srd_prov.version;
-	fi->fabric_attr->api_version = srd_prov.fi_version;
-	/* Tags: the top bit set is what MPI checks for. */
-	fi->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaull;
-	*info = fi;
-	return 0;
+	return srd_getinfo_devices(hints, info);
 }
 
 static void srd_cleanup(void)
 {
-	pthread_mutex_lock(&srd_shared_dev_lock);
-	if (srd_shared_dev)
-		srd_dev_close(srd_shared_dev);
-	srd_shared_dev = NULL;
-	srd_shared_dev_err = 0;
-	pthread_mutex_unlock(&srd_shared_dev_lock);
+	srd_devices_close();
 }
 
 struct fi_provider srd_prov = {
@@ -133,8 +132,9 @@ static const struct weft_setting srd_setting_table[] = {
 	  .help = "Device to use: auto (EFA through rdma-core when present), "
 		  "efa, or soft (softsrd, never chosen by auto)" },
 	{ .name = "device_name", .type = WEFT_SETTING_STRING,
-	  SRD_FIELD(device_name), .def_text = "the first device",
-	  .help = "Verbs device name to open (e.g. efa_0)" },
+	  SRD_FIELD(device_name), .def_text = "every device",
+	  .help = "Offer only the verbs device of this name (e.g. efa_0); "
+		  "unset, every device is offered, one fi_info (domain) each" },
 	{ .name = "poll_mode", .type = WEFT_SETTING_ENUM, SRD_FIELD(poll_mode),
 	  .def = SRD_POLL_REQ_AUTO, .names = srd_poll_names,
 	  .help = "How receivers find messages: auto, data (poll message data "
@@ -178,6 +178,12 @@ static const struct weft_setting srd_setting_table[] = {
 	  .help = "Peers on this host (same boot and network namespace) "
 		  "through an shm endpoint instead of the device: auto (when "
 		  "both ends can), 0 (never), 1 (fi_enable fails without shm)" },
+	{ .name = "rails", .type = WEFT_SETTING_INT, SRD_FIELD(rails),
+	  .def = 1, .min = 1, .max = SRD_PKT_RAILS_MAX,
+	  .help = "Devices an endpoint stripes long messages over (read at "
+		  "endpoint open): rail 0 is its domain's device, the others "
+		  "the next devices fi_getinfo lists; a peer with fewer gets "
+		  "fewer" },
 };
 
 #define SRD_SETTINGS_COUNT WEFT_ARRAY_SIZE(srd_setting_table)

@@ -10,6 +10,7 @@
 #include "srd_rdm.h"
 #include "srd_opt.h"
 #include "proto/srd_ring.h"
+#include "proto/srd_stripe.h"
 
 #include <stdbool.h>
 
@@ -180,6 +181,23 @@ static int srd_opt_shm_sends(struct srd_ep *ep, void *optval,
 	return 0;
 }
 
+static int srd_opt_rails(struct srd_ep *ep, bool set, void *optval,
+			 size_t *optlen)
+{
+	if (!optval || !optlen || *optlen < sizeof(int)) {
+		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			"FI_OPT_WEFT_RAILS: needs an int\n");
+		if (optlen && !set)
+			*optlen = sizeof(int);
+		return set ? -FI_EINVAL : -FI_ETOOSMALL;
+	}
+	if (set)
+		return srd_stripe_set_rails(ep, *(const int *)optval);
+	*(int *)optval = srd_stripe_get_rails(ep);
+	*optlen = sizeof(int);
+	return 0;
+}
+
 int srd_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen)
 {
@@ -192,6 +210,8 @@ int srd_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		return srd_opt_shm(ep, false, optval, optlen);
 	if (level == FI_OPT_ENDPOINT && optname == FI_OPT_WEFT_SHM_SENDS)
 		return srd_opt_shm_sends(ep, optval, optlen);
+	if (level == FI_OPT_ENDPOINT && optname == FI_OPT_WEFT_RAILS)
+		return srd_opt_rails(ep, false, optval, optlen);
 	if (level != FI_OPT_ENDPOINT || !srd_opt_is_weft(optname))
 		return util_ep_getopt(fid, level, optname, optval, optlen);
 	ret = srd_opt_choice(ep, &c);
@@ -212,6 +232,19 @@ int srd_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
 			"setopt FI_OPT_WEFT_SHM_SENDS: read-only option\n");
 		return -FI_EINVAL;
+	}
+	if (level == FI_OPT_ENDPOINT && optname == FI_OPT_WEFT_RAILS) {
+		size_t len = optlen;
+
+		if (optlen != sizeof(int)) {
+			FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+				"FI_OPT_WEFT_RAILS: needs an int\n");
+			return -FI_EINVAL;
+		}
+		util_lock_acquire(&ep->util.lock);
+		ret = srd_opt_rails(ep, true, (void *)optval, &len);
+		util_lock_release(&ep->util.lock);
+		return ret;
 	}
 	if (level != FI_OPT_ENDPOINT || !srd_opt_is_weft(optname))
 		return util_ep_setopt(fid, level, optname, optval, optlen);

@@ -180,12 +180,16 @@ int srd_peer_hello_send(struct srd_ep *ep, struct srd_peer *peer,
 			uint8_t type)
 {
 	struct srd_txbuf *tb = srd_txbuf_get(ep);
+	struct srd_pkt_hello *h;
 
 	if (!tb)
 		return -FI_EAGAIN;
 	srd_peer_hello_fill(ep, peer, tb, type);
+	h = (struct srd_pkt_hello *)tb->data;
 	tb->peer = peer;
-	tb->len = sizeof(struct srd_pkt_hello);
+	tb->len = srd_pkt_hello_len(h, (h->features & SRD_FEAT_RAILS) ?
+				    ((struct srd_pkt_rails *)(h + 1))->count :
+				    0);
 	if (srd_pkt_post(ep, peer, tb)) {
 		/* The queue keeps order; hello goes first when it drains. */
 		tb->next = peer->q_head;

@@ -45,12 +45,43 @@ static bool srd_pkt_status_ok(int32_t status)
 	return status <= 0 && status >= SRD_PKT_STATUS_MIN;
 }
 
+/* The rails a HELLO announces: count in range, exactly that many, each
+ * a valid QP number and QKEY (the GID is only ever an AH lookup). */
+static int srd_pkt_check_rails(const struct srd_pkt_hello *h, size_t len)
+{
+	const struct srd_pkt_rails *r = (const void *)(h + 1);
+	const char *t = "HELLO";
+
+	if (!(h->features & SRD_FEAT_RAILS))
+		return len == sizeof(*h) ? 0 :
+		       srd_pkt_bad(t, "length (trailing bytes)", len);
+	if (len < sizeof(*h) + sizeof(*r))
+		return srd_pkt_bad(t, "length (no rails)", len);
+	if (!r->count || r->count >= SRD_PKT_RAILS_MAX || r->reserved)
+		return srd_pkt_bad(t, "rails count", r->count);
+	if (len != srd_pkt_hello_len(h, r->count))
+		return srd_pkt_bad(t, "length vs rails count", len);
+	for (uint32_t i = 0; i < r->count; i++) {
+		struct srd_pkt_rail rail;
+
+		memcpy(&rail, &r->rail[i], sizeof(rail));
+		if (!rail.qpn || rail.qpn > SRD_QPN_MASK)
+			return srd_pkt_bad(t, "rail qpn", rail.qpn);
+		if (rail.qkey & ~SRD_QKEY_MASK)
+			return srd_pkt_bad(t, "rail qkey", rail.qkey);
+	}
+	return 0;
+}
+
 static int srd_pkt_check_hello(const void *buf, size_t len, uint64_t max)
 {
 	const struct srd_pkt_hello *h = buf;
 	const char *t = "HELLO";
 	uint64_t bytes;
+	int ret = srd_pkt_check_rails(h, len);
 
+	if (ret)
+		return ret;
 	if (h->name[0] != SRD_EP_NAME_VERSION)
 		return srd_pkt_bad(t, "name version", h->name[0]);
 	if (h->sender_id == SRD_PEER_ID_NONE)
@@ -118,8 +149,11 @@ static int srd_pkt_check_medium(const void *buf, size_t len, uint64_t max)
 
 static int srd_pkt_check_rts_iovs(const struct srd_pkt_msg *m)
 {
-	const unsigned char *p = (const unsigned char *)(m + 1);
-	size_t n = m->seg_len / sizeof(struct srd_pkt_iov), i;
+	const uint8_t *p = srd_pkt_rts_iovs(m->base.flags,
+					    (const uint8_t *)(m + 1));
+	size_t n = srd_pkt_rts_iov_count(m->base.flags,
+					 (const uint8_t *)(m + 1), m->seg_len);
+	size_t i;
 	struct srd_pkt_iov iov;
 	uint64_t sum = 0;
 
@@ -141,6 +175,27 @@ static int srd_pkt_check_rts_iovs(const struct srd_pkt_msg *m)
 	return 0;
 }
 
+/* A striped LONG_RTS: rails and iov_count in range and seg_len exactly
+ * what they say, then the iovs as in any LONG_RTS. */
+static int srd_pkt_check_stripe(const struct srd_pkt_msg *m)
+{
+	const struct srd_pkt_stripe *st = (const void *)(m + 1);
+
+	if (m->seg_len < sizeof(*st))
+		return srd_pkt_bad("LONG_RTS", "seg_len (no stripe)",
+				   m->seg_len);
+	if (st->rails < 2 || st->rails > SRD_PKT_RAILS_MAX)
+		return srd_pkt_bad("LONG_RTS", "rails", st->rails);
+	if (!st->iov_count || st->iov_count > SRD_PKT_IOV_MAX)
+		return srd_pkt_bad("LONG_RTS", "iov_count", st->iov_count);
+	if (st->reserved || st->reserved2)
+		return srd_pkt_bad("LONG_RTS", "stripe reserved", st->reserved);
+	if (m->seg_len != srd_pkt_stripe_len(st->rails, st->iov_count))
+		return srd_pkt_bad("LONG_RTS", "seg_len vs rails, iov_count",
+				   m->seg_len);
+	return srd_pkt_check_rts_iovs(m);
+}
+
 static int srd_pkt_check_long_rts(const void *buf, size_t len, uint64_t max)
 {
 	const struct srd_pkt_msg *m = buf;
@@ -151,6 +206,8 @@ static int srd_pkt_check_long_rts(const void *buf, size_t len, uint64_t max)
 		return ret;
 	if (m->offset)
 		return srd_pkt_bad("LONG_RTS", "offset", m->offset);
+	if (m->base.flags & SRD_PKT_F_RAILS)
+		return srd_pkt_check_stripe(m);
 	n = m->seg_len / sizeof(struct srd_pkt_iov);
 	if (m->seg_len % sizeof(struct srd_pkt_iov) || !n ||
 	    n > SRD_PKT_IOV_MAX)
@@ -375,7 +432,8 @@ static const struct srd_pkt_check srd_pkt_checks[SRD_PKT_TYPE_MAX] = {
 	[SRD_PKT_MEDIUM] = { "MEDIUM", sizeof(struct srd_pkt_msg),
 			     SRD_PKT_FLAGS_MSG, srd_pkt_check_medium },
 	[SRD_PKT_LONG_RTS] = { "LONG_RTS", sizeof(struct srd_pkt_msg),
-			       SRD_PKT_FLAGS_MSG, srd_pkt_check_long_rts },
+			       SRD_PKT_FLAGS_MSG | SRD_PKT_F_RAILS,
+			       srd_pkt_check_long_rts },
 	[SRD_PKT_READ_DONE] = { "READ_DONE", sizeof(struct srd_pkt_ctrl), 0,
 				srd_pkt_check_read_done },
 	[SRD_PKT_CTS_RTS] = { "CTS_RTS", sizeof(struct srd_pkt_msg),
@@ -420,10 +478,12 @@ const char *srd_pkt_type_str(unsigned int type)
 }
 
 /* Packets without payload are exactly their header; payload packets are
- * checked against seg_len by their own check. */
+ * checked against seg_len by their own check (HELLO: against the rails it
+ * announces). */
 static bool srd_pkt_has_payload(unsigned int type)
 {
-	return type == SRD_PKT_EAGER || type == SRD_PKT_MEDIUM ||
+	return type == SRD_PKT_HELLO || type == SRD_PKT_HELLO_ACK ||
+	       type == SRD_PKT_EAGER || type == SRD_PKT_MEDIUM ||
 	       type == SRD_PKT_LONG_RTS || type == SRD_PKT_CTS_RTS ||
 	       type == SRD_PKT_DATA || type == SRD_PKT_WRITE ||
 	       type == SRD_PKT_READ_RESP || type == SRD_PKT_ATOMIC_REQ ||

@@ -59,6 +59,9 @@ enum srd_pkt_type {
  * collective class (util_coll.h), matched in its own queue; the tag is
  * the collective engine's, never the application's. */
 #define SRD_PKT_F_COLL		(1u << 4)
+/* LONG_RTS: the sender's memory may be read over several rails (struct
+ * srd_pkt_stripe leads the payload). */
+#define SRD_PKT_F_RAILS		(1u << 5)
 
 /* Handshake features (srd_pkt_hello.features). */
 #define SRD_FEAT_RDMA_READ	(1ull << 0)	/* may be RDMA-read from */
@@ -71,6 +74,9 @@ enum srd_pkt_type {
  * FI_RMA_EVENT): its peers emulate RMA toward it, because a device RDMA
  * write or read without immediate never reaches the target's CPU. */
 #define SRD_FEAT_RMA_EVENT	(1ull << 4)
+/* The sender stripes over more devices: struct srd_pkt_rails (its other
+ * rails' QPs) follows the HELLO header. */
+#define SRD_FEAT_RAILS		(1ull << 5)
 
 struct srd_pkt_base {
 	uint8_t version;
@@ -93,6 +99,29 @@ struct srd_pkt_hello {
 	uint32_t ring_slot_size;
 };
 
+/* SRD_FEAT_RAILS: the sender's rails 1..count (rail 0 is the QP of its
+ * name), count in 1..SRD_PKT_RAILS_MAX - 1. */
+#define SRD_PKT_RAILS_MAX 4
+struct srd_pkt_rail {
+	uint32_t qpn;
+	uint32_t qkey;
+	uint8_t gid[16];
+};
+struct srd_pkt_rails {
+	uint32_t count;
+	uint32_t reserved;	/* 0 */
+	struct srd_pkt_rail rail[];
+};
+
+/* Bytes of a HELLO whose header says what follows it. */
+static inline size_t srd_pkt_hello_len(const struct srd_pkt_hello *h,
+				       uint32_t rails)
+{
+	return sizeof(*h) + ((h->features & SRD_FEAT_RAILS) ?
+			     sizeof(struct srd_pkt_rails) +
+			     rails * sizeof(struct srd_pkt_rail) : 0);
+}
+
 /* EAGER, MEDIUM, LONG_RTS, CTS_RTS: the start (or a segment) of a message. */
 struct srd_pkt_msg {
 	struct srd_pkt_base base;
@@ -113,6 +142,15 @@ struct srd_pkt_iov {
 	uint64_t key;
 };
 #define SRD_PKT_IOV_MAX 4
+/* LONG_RTS with SRD_PKT_F_RAILS: this, then iov_count struct srd_pkt_iov
+ * (rail 0's keys), then uint32_t keys[rails - 1][iov_count]: the same
+ * memory's key on the sender's rail 1, 2, ... */
+struct srd_pkt_stripe {
+	uint8_t rails;		/* 2..SRD_PKT_RAILS_MAX */
+	uint8_t iov_count;	/* 1..SRD_PKT_IOV_MAX */
+	uint16_t reserved;	/* 0 */
+	uint32_t reserved2;	/* 0 */
+};
 
 /* READ_DONE, CTS: replies about a transfer (reserved 0). */
 struct srd_pkt_ctrl {
@@ -195,6 +233,9 @@ _Static_assert(sizeof(struct srd_pkt_base) == 8, "base");
 _Static_assert(sizeof(struct srd_pkt_hello) == 80, "hello");
 _Static_assert(sizeof(struct srd_pkt_msg) == 48, "msg");
 _Static_assert(sizeof(struct srd_pkt_iov) == 24, "iov");
+_Static_assert(sizeof(struct srd_pkt_rail) == 24, "rail");
+_Static_assert(sizeof(struct srd_pkt_rails) == 8, "rails");
+_Static_assert(sizeof(struct srd_pkt_stripe) == 8, "stripe");
 _Static_assert(sizeof(struct srd_pkt_ctrl) == 40, "ctrl");
 _Static_assert(sizeof(struct srd_pkt_data) == 24, "data");
 _Static_assert(sizeof(struct srd_pkt_rma) == 56, "rma");
@@ -219,10 +260,29 @@ int srd_pkt_validate(const void *buf, size_t len, uint64_t max_msg_size);
 size_t srd_pkt_hdr_size(unsigned int type);
 /* "EAGER", ...; "unknown" for anything else. */
 const char *srd_pkt_type_str(unsigned int type);
-/* Entries of a validated LONG_RTS. */
-static inline size_t srd_pkt_rts_iov_count(const struct srd_pkt_msg *m)
+/* Entries of a validated LONG_RTS (payload: its seg_len bytes). */
+static inline size_t srd_pkt_rts_iov_count(uint16_t flags,
+					   const uint8_t *payload,
+					   uint32_t seg_len)
 {
-	return m->seg_len / sizeof(struct srd_pkt_iov);
+	if (flags & SRD_PKT_F_RAILS)
+		return ((const struct srd_pkt_stripe *)payload)->iov_count;
+	return seg_len / sizeof(struct srd_pkt_iov);
+}
+
+static inline const uint8_t *srd_pkt_rts_iovs(uint16_t flags,
+					      const uint8_t *payload)
+{
+	return payload + ((flags & SRD_PKT_F_RAILS) ?
+			  sizeof(struct srd_pkt_stripe) : 0);
+}
+
+/* Payload bytes of a striped LONG_RTS. */
+static inline size_t srd_pkt_stripe_len(size_t rails, size_t iov_count)
+{
+	return sizeof(struct srd_pkt_stripe) +
+	       iov_count * sizeof(struct srd_pkt_iov) +
+	       (rails - 1) * iov_count * sizeof(uint32_t);
 }
 
 #endif /* SRD_PKT_H */

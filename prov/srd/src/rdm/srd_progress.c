@@ -14,6 +14,7 @@
  */
 #include "weft/compat.h"
 #include "srd_proto.h"
+#include "proto/srd_stripe.h"
 
 #include <string.h>
 
@@ -192,13 +193,10 @@ static void srd_ep_on_unknown(struct srd_dev_cq *cq,
 	(void)cq;
 }
 
-static void srd_ep_on_batch_end(struct srd_dev_cq *cq, int n, void *arg)
+void srd_ep_batch_end(struct srd_ep *ep)
 {
-	struct srd_ep *ep = arg;
 	uint64_t now;
 
-	(void)cq;
-	(void)n;
 	/* a post per message would cost a device call (its lock) on the way
 	 * from a receive to the answer; an eighth of the buffers may wait */
 	if (ep->repost_count >= ep->repost_batch)
@@ -212,6 +210,13 @@ static void srd_ep_on_batch_end(struct srd_dev_cq *cq, int n, void *arg)
 	srd_proto_progress(ep);
 	if (util_peer_watch_due(&ep->watch, &now))
 		srd_watch(ep, now);
+}
+
+static void srd_ep_on_batch_end(struct srd_dev_cq *cq, int n, void *arg)
+{
+	(void)cq;
+	(void)n;
+	srd_ep_batch_end(arg);
 }
 
 const struct srd_dev_cq_ops srd_ep_cq_ops = {
@@ -237,6 +242,8 @@ void srd_ep_progress(struct util_ep *util)
 	if (ep->util.enabled) {
 		if (WEFT_LIKELY(!ep->shm) || srd_shm_dev_due(ep))
 			srd_dev_cq_poll(ep->cq);
+		if (WEFT_UNLIKELY(ep->stripe))
+			srd_stripe_poll(ep);
 		for (i = 0; i < ep->poller_count; i++)
 			ep->pollers[i]->poll(ep);
 		if (ep->shm)

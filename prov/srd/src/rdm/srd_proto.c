@@ -17,6 +17,7 @@ static const struct srd_proto *const srd_protos[] = {
 	&srd_proto_long_read,
 	&srd_proto_cts,
 	&srd_proto_rma,
+	&srd_proto_stripe,
 };
 
 _Static_assert(WEFT_ARRAY_SIZE(srd_protos) <= SRD_PROTO_MAX,

@@ -131,6 +131,7 @@ extern const struct srd_proto srd_proto_cts;
 extern const struct srd_proto srd_proto_rma;
 /* Not in srd_protos[]: marks sends that shm carries (srd_shm.c). */
 extern const struct srd_proto srd_proto_shm;
+extern const struct srd_proto srd_proto_stripe;
 
 /* srd_proto.c: the table and its loops. */
 int srd_proto_ep_init(struct srd_ep *ep);

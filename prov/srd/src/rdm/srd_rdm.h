@@ -192,6 +192,7 @@ enum srd_peer_state {
 };
 
 struct srd_rx_xfer;
+struct srd_stripe_peer;		/* proto/srd_stripe.h */
 struct srd_ring_peer;		/* proto/srd_ring.h */
 struct srd_ring_ep;
 
@@ -215,6 +216,7 @@ struct srd_peer {
 	bool unreachable;		/* the device failed a send to it */
 	UT_hash_handle hh;		/* ep->peer_by_name, key name */
 	struct srd_ring_peer *ring;	/* data-mode ring, or NULL */
+	struct srd_stripe_peer *stripe;	/* its rails, or NULL */
 };
 
 /* A message being sent. id = index | generation << 16, echoed by peers. */
@@ -240,8 +242,11 @@ struct srd_tx_entry {
 	int prov_errno;
 	size_t iov_count;
 	struct iovec iov[SRD_IOV_MAX];
-	/* long by read: registered here for the receiver to read */
+	/* long by read: registered here for the receiver to read, on
+	 * rail 0 and on rails 1..rails-1 when striped */
 	struct ibv_mr *mr[SRD_IOV_MAX];
+	struct ibv_mr *rail_mr[SRD_PKT_RAILS_MAX - 1][SRD_IOV_MAX];
+	uint32_t rails;
 	/* CTS: the receiver's transfer id and the end of what it granted
 	 * (DATA goes for [sent, granted)) */
 	uint64_t granted;
@@ -304,6 +309,13 @@ struct srd_rx_xfer {
 	uint32_t src_count;
 	struct srd_pkt_iov src[SRD_IOV_MAX];
 	struct ibv_mr *mr[SRD_IOV_MAX];
+	/* striped: the sender's keys and our registrations on rails
+	 * 1..rails-1, and the rail of the next read */
+	uint32_t rails;
+	uint32_t next_rail;
+	uint64_t stripe_chunk;		/* bytes per read when striped */
+	uint32_t rail_key[SRD_PKT_RAILS_MAX - 1][SRD_IOV_MAX];
+	struct ibv_mr *rail_mr[SRD_PKT_RAILS_MAX - 1][SRD_IOV_MAX];
 	uint64_t read_off;		/* bytes whose read is posted */
 	uint32_t reads_inflight;
 	/* CTS: the message bytes we want (min of message and buffer), the
@@ -344,6 +356,7 @@ struct srd_pkt_route {
 #define SRD_PROTO_MAX 8			/* protocols an endpoint may run */
 
 struct srd_rma_ep;
+struct srd_stripe_ep;
 
 struct srd_ep {
 	struct util_ep util;
@@ -428,6 +441,8 @@ struct srd_ep {
 	struct srd_shm *shm;
 	bool shm_permitted;		/* FI_OPT_SHARED_MEMORY_PERMITTED */
 	enum srd_use_shm shm_mode;	/* FI_SRD_USE_SHM at open */
+	struct srd_stripe_ep *stripe;	/* rails 1.., or NULL */
+	uint32_t rails_want;		/* FI_SRD_RAILS / FI_OPT_WEFT_RAILS */
 };
 
 static inline struct srd_ep *to_srd_ep(struct fid_ep *ep)
@@ -451,8 +466,15 @@ static inline bool srd_ep_counts_rma(const struct srd_ep *ep)
 
 /* ---- provider-internal entry points -------------------------------------- */
 
-/* srd_init.c */
-struct srd_dev *srd_device_get(int *err);
+/* srd_devices.c: the devices offered, opened at the first call. */
+#define SRD_DEV_MAX 32
+#define SRD_DEV_NAME_MAX 64
+/* Up to max of them into devs, in the order fi_getinfo lists them. */
+int srd_devices_get(struct srd_dev **devs, int max);
+/* The device a domain name names (NULL: the first); NULL with *err
+ * -FI_ENODATA (no device) or -FI_ENODEV (no such name). */
+struct srd_dev *srd_device_find(const char *name, int *err);
+void srd_devices_close(void);
 
 /* srd_fabric.c, srd_domain.c, srd_av.c, srd_ep.c */
 int srd_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -626,6 +648,8 @@ static inline fi_addr_t srd_shm_addr(struct srd_ep *ep, fi_addr_t dest)
 		srd_shm_av_sync(ep);
 	return dest < shm->map_len ? shm->map[dest] : FI_ADDR_NOTAVAIL;
 }
+/* What every CQ's batch end runs (rail CQs too, proto/srd_stripe.h). */
+void srd_ep_batch_end(struct srd_ep *ep);
 int srd_rx_post_all(struct srd_ep *ep);
 /* What the owner of a work request (tb->owner, or wr_id) is told. */
 void srd_wr_done(struct srd_ep *ep, struct srd_wr_hdr *hdr,

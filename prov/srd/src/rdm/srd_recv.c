@@ -13,6 +13,7 @@
  */
 #include "weft/compat.h"
 #include "srd_proto.h"
+#include "proto/srd_stripe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,9 @@ void srd_xfer_free(struct srd_ep *ep, struct srd_rx_xfer *x)
 	DL_DELETE(x->peer->rx_xfers, x);
 	for (i = 0; i < SRD_IOV_MAX; i++)
 		srd_dev_dereg_mr(ep->dev, x->mr[i]);
+	for (uint32_t k = 1; k < x->rails; k++)
+		for (i = 0; i < SRD_IOV_MAX; i++)
+			srd_stripe_dereg(ep, k, x->rail_mr[k - 1][i]);
 	util_pool_put(&ep->xfer_pool, x);
 }
 

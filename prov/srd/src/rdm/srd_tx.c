@@ -67,6 +67,7 @@ static struct srd_tx_entry *srd_tx_get(struct srd_ep *ep)
 	tx->prov_errno = 0;
 	tx->done_wait = false;
 	memset(tx->mr, 0, sizeof(tx->mr));
+	tx->rails = 1;
 	return tx;
 }
 

@@ -19,6 +19,7 @@
  */
 #include "weft/compat.h"
 #include "../srd_proto.h"
+#include "srd_stripe.h"
 
 #include <errno.h>
 #include <string.h>
@@ -52,6 +53,13 @@ static void srd_long_tx_release(struct srd_ep *ep, struct srd_tx_entry *tx)
 		srd_dev_dereg_mr(ep->dev, tx->mr[i]);
 		tx->mr[i] = NULL;
 	}
+	for (uint32_t k = 1; k < tx->rails; k++) {
+		for (i = 0; i < SRD_IOV_MAX; i++) {
+			srd_stripe_dereg(ep, k, tx->rail_mr[k - 1][i]);
+			tx->rail_mr[k - 1][i] = NULL;
+		}
+	}
+	tx->rails = 1;
 }
 
 static int srd_long_tx_keys(struct srd_ep *ep, struct srd_tx_entry *tx,
@@ -84,26 +92,93 @@ static int srd_long_tx_keys(struct srd_ep *ep, struct srd_tx_entry *tx,
 	return 0;
 }
 
+/* Striped: the same iovs registered on rails 1..rails-1, their keys after
+ * the iovs (struct srd_pkt_stripe). On a refusal the message goes on
+ * the rails registered so far (at least rail 0). */
+static void srd_long_tx_rail_keys(struct srd_ep *ep, struct srd_tx_entry *tx,
+				  uint32_t rails, uint32_t count,
+				  uint32_t *keys)
+{
+	for (uint32_t k = 1; k < rails; k++) {
+		uint32_t n = 0;
+
+		for (size_t i = 0; i < tx->iov_count; i++) {
+			struct ibv_mr *mr;
+
+			if (!tx->iov[i].iov_len)
+				continue;
+			mr = srd_stripe_reg(ep, k, tx->iov[i].iov_base,
+					    tx->iov[i].iov_len,
+					    IBV_ACCESS_LOCAL_WRITE |
+					    IBV_ACCESS_REMOTE_READ);
+			if (!mr) {
+				/* rails below k stay; this one goes */
+				while (i--) {
+					srd_stripe_dereg(ep, k,
+							 tx->rail_mr[k - 1][i]);
+					tx->rail_mr[k - 1][i] = NULL;
+				}
+				return;
+			}
+			tx->rail_mr[k - 1][i] = mr;
+			keys[(k - 1) * count + n++] = mr->rkey;
+		}
+		tx->rails = k + 1;
+	}
+}
+
+/* LONG_RTS payload: the iovs, and with rails toward the peer and a
+ * message worth striping, the stripe header and the rails' keys. */
+static int srd_long_tx_payload(struct srd_ep *ep, struct srd_tx_entry *tx,
+			       void **desc, struct srd_pkt_msg *h)
+{
+	uint32_t rails = tx->total_len > SRD_STRIPE_MIN ?
+			 srd_stripe_rails(ep, tx->peer) : 1;
+	struct srd_pkt_stripe *st = (struct srd_pkt_stripe *)(h + 1);
+	struct srd_pkt_iov *iov = (struct srd_pkt_iov *)(h + 1);
+	uint32_t keys[(SRD_RAILS_MAX - 1) * SRD_IOV_MAX];
+	uint32_t count;
+	int ret;
+
+	if (rails > 1)
+		iov = (struct srd_pkt_iov *)(st + 1);
+	ret = srd_long_tx_keys(ep, tx, desc, iov, &count);
+	if (ret)
+		return ret;
+	if (rails > 1)
+		srd_long_tx_rail_keys(ep, tx, rails, count, keys);
+	if (tx->rails < 2) {
+		if (rails > 1)
+			memmove(h + 1, iov, count * sizeof(*iov));
+		h->seg_len = count * sizeof(*iov);
+		return 0;
+	}
+	memset(st, 0, sizeof(*st));
+	st->rails = (uint8_t)tx->rails;
+	st->iov_count = (uint8_t)count;
+	memcpy(iov + count, keys, (tx->rails - 1) * count * sizeof(*keys));
+	h->seg_len = (uint32_t)srd_pkt_stripe_len(tx->rails, count);
+	h->base.flags |= SRD_PKT_F_RAILS;
+	return 0;
+}
+
 static int srd_long_tx_start(struct srd_ep *ep, struct srd_tx_entry *tx,
 			     void **desc)
 {
 	struct srd_txbuf *tb = srd_txbuf_get(ep);
 	struct srd_pkt_msg *h;
-	uint32_t count;
 	int ret;
 
 	if (!tb)
 		return -FI_EAGAIN;
 	h = (struct srd_pkt_msg *)tb->data;
-	ret = srd_long_tx_keys(ep, tx, desc, (struct srd_pkt_iov *)(h + 1),
-			       &count);
+	srd_msg_hdr_fill(tx, h, SRD_PKT_LONG_RTS, 0, 0);
+	ret = srd_long_tx_payload(ep, tx, desc, h);
 	if (ret) {
 		srd_long_tx_release(ep, tx);
 		srd_txbuf_put(ep, tb);
 		return ret;
 	}
-	srd_msg_hdr_fill(tx, h, SRD_PKT_LONG_RTS, 0,
-			 count * sizeof(struct srd_pkt_iov));
 	tx->sent = tx->total_len;
 	tx->inflight = 1;
 	tx->done_wait = true;
@@ -119,12 +194,27 @@ static int srd_long_tx_start(struct srd_ep *ep, struct srd_tx_entry *tx,
 static int srd_long_rx_check(const struct srd_ep *ep,
 			     const struct srd_msg_info *m)
 {
-	const struct srd_pkt_iov *iov = (const struct srd_pkt_iov *)m->payload;
-	uint32_t i, count = m->seg_len / sizeof(*iov);
+	const struct srd_pkt_iov *iov = (const struct srd_pkt_iov *)
+		srd_pkt_rts_iovs(m->flags, m->payload);
+	uint32_t i, count;
 	uint64_t sum = 0;
 
 	(void)ep;
-	if (m->seg_len % sizeof(*iov) || count > SRD_IOV_MAX || m->offset)
+	/* srd_pkt_validate checked the layout; this is what the receive
+	 * relies on, checked again where it is used */
+	if (m->flags & SRD_PKT_F_RAILS) {
+		const struct srd_pkt_stripe *st = (const void *)m->payload;
+
+		if (m->seg_len < sizeof(*st) || st->rails < 2 ||
+		    st->rails > SRD_RAILS_MAX ||
+		    m->seg_len != srd_pkt_stripe_len(st->rails, st->iov_count))
+			return -FI_EINVAL;
+	} else if (m->seg_len % sizeof(*iov)) {
+		return -FI_EINVAL;
+	}
+	count = (uint32_t)srd_pkt_rts_iov_count(m->flags, m->payload,
+						m->seg_len);
+	if (!count || count > SRD_IOV_MAX || m->offset)
 		return -FI_EINVAL;
 	for (i = 0; i < count; i++) {
 		struct srd_pkt_iov v;
@@ -158,6 +248,41 @@ static int srd_long_rx_reg(struct srd_ep *ep, struct srd_rx_xfer *x)
 	return 0;
 }
 
+/* Striped LONG_RTS: our buffer on each rail both ends have, and the
+ * sender's keys there; as many rails as register (rail 0 always). */
+static void srd_long_rx_rails(struct srd_ep *ep, struct srd_rx_xfer *x,
+			      const struct srd_msg_info *m)
+{
+	const struct srd_pkt_stripe *st = (const void *)m->payload;
+	const uint8_t *keys = srd_pkt_rts_iovs(m->flags, m->payload) +
+			      x->src_count * sizeof(struct srd_pkt_iov);
+	uint32_t rails = srd_stripe_rails(ep, x->peer);
+
+	rails = st->rails < rails ? st->rails : rails;
+	for (uint32_t k = 1; k < rails; k++) {
+		for (size_t i = 0; i < x->dest.iov_count; i++) {
+			if (!x->dest.iov[i].iov_len)
+				continue;
+			x->rail_mr[k - 1][i] =
+				srd_stripe_reg(ep, k, x->dest.iov[i].iov_base,
+					       x->dest.iov[i].iov_len,
+					       IBV_ACCESS_LOCAL_WRITE);
+			if (x->rail_mr[k - 1][i])
+				continue;
+			while (i--) {
+				srd_stripe_dereg(ep, k, x->rail_mr[k - 1][i]);
+				x->rail_mr[k - 1][i] = NULL;
+			}
+			return;
+		}
+		memcpy(x->rail_key[k - 1], keys + (size_t)(k - 1) *
+		       x->src_count * sizeof(uint32_t),
+		       x->src_count * sizeof(uint32_t));
+		x->rails = k + 1;
+	}
+	x->stripe_chunk = srd_stripe_chunk(srd_long_want(x), x->rails);
+}
+
 static size_t srd_src_seek(const struct srd_rx_xfer *x, uint64_t off,
 			   uint64_t *in)
 {
@@ -179,6 +304,7 @@ static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 	uint64_t din, sin, n, chunk = ep->dev->caps.max_rdma_size ?
 				      ep->dev->caps.max_rdma_size :
 				      SRD_READ_CHUNK_DEFAULT;
+	uint32_t k = x->next_rail;
 	size_t di = util_iov_seek(x->dest.iov, x->dest.iov_count, x->read_off,
 				 &din);
 	size_t si = srd_src_seek(x, x->read_off, &sin);
@@ -192,14 +318,28 @@ static int srd_long_read_one(struct srd_ep *ep, struct srd_rx_xfer *x)
 		srd_peer_hello_send(ep, x->peer, SRD_PKT_HELLO);
 	n = x->dest.iov[di].iov_len - din;
 	n = n < x->src[si].len - sin ? n : x->src[si].len - sin;
+	if (x->rails > 1 && chunk > x->stripe_chunk)
+		chunk = x->stripe_chunk;
 	n = n < chunk ? n : chunk;
 	n = n < srd_long_want(x) - x->read_off ? n :
 						  srd_long_want(x) - x->read_off;
-	ret = srd_post_rdma(ep, x->peer, &x->hdr, false, x->mr[di]->lkey,
-			    (uint8_t *)x->dest.iov[di].iov_base + din, n,
-			    (uint32_t)x->src[si].key, x->src[si].addr + sin);
+	if (!k)
+		ret = srd_post_rdma(ep, x->peer, &x->hdr, false,
+				    x->mr[di]->lkey,
+				    (uint8_t *)x->dest.iov[di].iov_base + din,
+				    n, (uint32_t)x->src[si].key,
+				    x->src[si].addr + sin);
+	else if (!x->rail_mr[k - 1][di])
+		ret = -FI_EINVAL;
+	else
+		ret = srd_stripe_read(ep, x->peer, k, &x->hdr,
+				      x->rail_mr[k - 1][di]->lkey,
+				      (uint8_t *)x->dest.iov[di].iov_base + din,
+				      n, x->rail_key[k - 1][si],
+				      x->src[si].addr + sin);
 	if (ret)
 		return ret;
+	x->next_rail = (k + 1) % x->rails;
 	x->read_off += n;
 	x->reads_inflight++;
 	return 0;
@@ -250,10 +390,15 @@ static void srd_long_rx_start(struct srd_ep *ep,
 		return;
 	}
 	x->hdr.kind = SRD_WR_READ;
-	x->src_count = m->seg_len / sizeof(struct srd_pkt_iov);
-	memcpy(x->src, m->payload, x->src_count * sizeof(struct srd_pkt_iov));
+	x->rails = 1;
+	x->src_count = (uint32_t)srd_pkt_rts_iov_count(m->flags, m->payload,
+						       m->seg_len);
+	memcpy(x->src, srd_pkt_rts_iovs(m->flags, m->payload),
+	       x->src_count * sizeof(struct srd_pkt_iov));
 	if (srd_long_rx_reg(ep, x))
 		srd_xfer_fail(x, FI_ENOMEM, 0);
+	else if (m->flags & SRD_PKT_F_RAILS)
+		srd_long_rx_rails(ep, x, m);
 	srd_rx_pump_add(ep, x);
 	srd_watch_arm(ep);
 	srd_long_rx_step(ep, x);
