@@ -128,10 +128,12 @@ static void take_err(struct tep *e, void *ctx)
 	take_err_is(e, ctx, FI_ENOTCONN, SRD_EFA_IO_REMOTE_BAD_DEST_QPN);
 }
 
-/* A message from the dead peer that can no longer arrive whole. */
+/* A message from the dead peer that can no longer arrive whole: the
+ * peer's failure as the cause (the device's "remote endpoint gone"), so a
+ * collective above it names the cause, not a bare FI_EIO. */
 static void take_lost(struct tep *e, void *ctx)
 {
-	take_err_is(e, ctx, FI_EIO, SRD_PROV_ERRNO_PEER_LOST);
+	take_err_is(e, ctx, FI_ENOTCONN, SRD_PROV_ERRNO_PEER_LOST);
 }
 
 static void die(struct tep *e)

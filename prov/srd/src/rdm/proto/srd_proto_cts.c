@@ -401,7 +401,7 @@ static void srd_cts_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
 	DL_FOREACH_SAFE(peer->rx_xfers, x, tmp) {
 		if (x->proto != &srd_proto_cts)
 			continue;
-		srd_xfer_fail(x, FI_EIO, SRD_PROV_ERRNO_PEER_LOST);
+		srd_xfer_fail(x, err, SRD_PROV_ERRNO_PEER_LOST);
 		srd_cts_rx_step(ep, x);
 	}
 }

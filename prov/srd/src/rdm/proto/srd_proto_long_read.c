@@ -438,7 +438,7 @@ static void srd_long_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
 	DL_FOREACH_SAFE(peer->rx_xfers, x, tmp) {
 		if (x->proto != &srd_proto_long_read)
 			continue;
-		srd_xfer_fail(x, FI_EIO, SRD_PROV_ERRNO_PEER_LOST);
+		srd_xfer_fail(x, err, SRD_PROV_ERRNO_PEER_LOST);
 		/* done here unless reads are still with the device */
 		srd_long_rx_step(ep, x);
 	}

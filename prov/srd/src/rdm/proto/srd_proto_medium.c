@@ -253,14 +253,14 @@ static void srd_medium_peer_failed(struct srd_ep *ep, struct srd_peer *peer,
 			continue;
 		ux = x->ux;
 		if (!ux)
-			srd_rx_complete_err(ep, &x->dest, &x->m, 0, FI_EIO,
+			srd_rx_complete_err(ep, &x->dest, &x->m, 0, err,
 					    SRD_PROV_ERRNO_PEER_LOST);
 		srd_xfer_free(ep, x);
 		if (!ux)
 			continue;
 		/* Its receive, if one took it, completes now with the
 		 * error; otherwise the one that takes it later will. */
-		ux->err = FI_EIO;
+		ux->err = err;
 		ux->prov_errno = SRD_PROV_ERRNO_PEER_LOST;
 		srd_unexp_ready(ep, ux);
 	}
