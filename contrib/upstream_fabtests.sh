@@ -257,7 +257,10 @@ EOF
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/upstream_fabtests.XXXXXX")
-port=$((20000 + $$ % 20000))
+# below the kernel's ephemeral range: another test's outgoing connection
+# could hold a port inside it
+eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+port=$((10000 + $$ % (eph - 10200)))
 rft_pid=
 # shellcheck disable=SC2317  # called by the EXIT trap
 on_exit() {

@@ -40,8 +40,10 @@ ITERS=20
 SIZES="64 256 1k 4k 64k 1m"
 
 # The control port: one per run of this script, so that parallel runs (and
-# the other test scripts) do not meet.
-port=$(( 20000 + $$ % 20000 ))
+# the other test scripts) do not meet, and below the kernel's ephemeral
+# range, where another test's outgoing connection could already hold it.
+eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+port=$(( 10000 + $$ % (eph - 10200) ))
 
 pp() { # ENGINE ARGS...: fi_pingpong on weft's tcp over loopback
 	engine=$1
