@@ -44,10 +44,11 @@ sleep 0.5
 wait "$srv"
 echo
 echo "== the srd provider on softsrd, weft's userspace SRD device (FI_SRD_DEVICE=soft):"
-echo "   reliable datagrams over UDP on 127.0.0.1, the way srd runs on EFA"
+echo "   reliable datagrams over UDP on 127.0.0.1, the way srd runs on EFA; both"
+echo "   processes are on this host, so FI_SRD_USE_SHM=0 keeps them off srd's shm path"
 port=$((40000 + RANDOM % 20000))
-FI_SRD_DEVICE=soft "$run" fi_pingpong -p srd -e rdm -I 2000 -B "$port" >/dev/null 2>&1 &
+FI_SRD_USE_SHM=0 FI_SRD_DEVICE=soft "$run" fi_pingpong -p srd -e rdm -I 2000 -B "$port" >/dev/null 2>&1 &
 srv=$!
 sleep 0.5
-FI_SRD_DEVICE=soft "$run" fi_pingpong -p srd -e rdm -I 2000 -P "$port" 127.0.0.1
+FI_SRD_USE_SHM=0 FI_SRD_DEVICE=soft "$run" fi_pingpong -p srd -e rdm -I 2000 -P "$port" 127.0.0.1
 wait "$srv"
