@@ -73,6 +73,7 @@ struct tcp_env {
 	size_t unexp_mem;
 	size_t sock_buf;		/* SO_SNDBUF/SO_RCVBUF, 0: kernel's */
 	size_t uring_entries;
+	size_t poll_direct;		/* tcp_direct.c: most conns read directly */
 };
 
 extern struct tcp_env tcp_env;

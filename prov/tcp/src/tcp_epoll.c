@@ -5,6 +5,11 @@
  * (or its frames stall); one that became writable gets its whole queue
  * in one sendmsg per TCP_TX_IOV_MAX iovecs. A poll that finds nothing
  * costs one epoll_wait.
+ *
+ * Direct reads (tcp_direct.c): with few connections a poll reads them
+ * without epoll_wait; epoll still runs every TCP_EPOLL_WAIT_EVERY polls,
+ * for accepts, new connections and writability, and the edges it
+ * reports for sockets already drained cost one empty read each.
  */
 #include "weft/compat.h"
 
@@ -20,9 +25,11 @@
 
 #define TCP_EPOLL_EVENTS 64
 #define TCP_EPOLL_LISTENER 1ull	/* low bit of a listener's epoll data */
+#define TCP_EPOLL_WAIT_EVERY 16u	/* direct polls between two epoll_waits */
 
 struct tcp_epoll {
 	int epfd;
+	unsigned int direct_polls;
 	struct epoll_event ev[TCP_EPOLL_EVENTS];
 };
 
@@ -91,33 +98,11 @@ static bool tcp_epoll_conn_idle(struct tcp_ep *ep, struct tcp_conn *c)
 	return true;
 }
 
+/* What the socket refuses waits for EPOLLOUT. */
 static void tcp_epoll_write(struct tcp_conn *c)
 {
-	struct msghdr msg = { .msg_iov = c->tx_iov };
-	uint64_t bytes;
-	ssize_t n;
-
-	while (c->tx_head && c->state != TCP_CONN_CLOSED) {
-		msg.msg_iovlen = tcp_tx_iov(c, c->tx_iov, TCP_TX_IOV_MAX,
-					    &bytes);
-		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				c->tx_blocked = true;
-				return;
-			}
-			tcp_conn_fail(c, errno, "send failed");
-			return;
-		}
-		tcp_tx_sent(c, (size_t)n);
-		if ((uint64_t)n < bytes) {
-			/* The socket is full: EPOLLOUT says when it drains. */
-			c->tx_blocked = true;
-			return;
-		}
-	}
+	if (!tcp_direct_write(c))
+		c->tx_blocked = true;
 }
 
 static void tcp_epoll_tx_kick(struct tcp_ep *ep, struct tcp_conn *c)
@@ -130,38 +115,22 @@ static void tcp_epoll_tx_kick(struct tcp_ep *ep, struct tcp_conn *c)
 
 static void tcp_epoll_read(struct tcp_conn *c)
 {
-	struct iovec *iov = c->rx_iov;
-	size_t cnt, i, want;
-	ssize_t n;
-
-	while (tcp_rx_open(c) && (c->io_flags & TCP_IO_RX_READY)) {
-		cnt = tcp_rx_iov(c, iov);
-		if (!cnt) {
-			tcp_conn_fail(c, TCP_EPROTO, "receive buffer full");
-			return;
-		}
-		n = readv(c->fd, iov, (int)cnt);
-		if (n < 0) {
-			if (errno == EINTR)
+	while (c->io_flags & TCP_IO_RX_READY) {
+		switch (tcp_direct_read(c, false)) {
+		case TCP_DIRECT_SHORT:
+			/* A short read drained the socket: the next arrival
+			 * raises a new edge. Unless the peer already closed:
+			 * no edge will say so again, and the next read
+			 * returns the end of the stream. */
+			if (c->io_flags & TCP_IO_RX_HUP)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				c->io_flags &= ~TCP_IO_RX_READY;
-				return;
-			}
-			tcp_rx_landed(c, -errno);
+			/* fallthrough */
+		case TCP_DIRECT_EMPTY:
+			c->io_flags &= ~TCP_IO_RX_READY;
+			return;
+		default:
 			return;
 		}
-		for (i = 0, want = 0; i < cnt; i++)
-			want += iov[i].iov_len;
-		tcp_rx_landed(c, n);
-		/* A short read drained the socket: the next arrival raises
-		 * a new edge, no need to try (and fail) again now. Unless
-		 * the peer already closed: no edge will say so again, and
-		 * the next read returns the end of the stream. */
-		if (n > 0 && (size_t)n < want && !(c->io_flags & TCP_IO_RX_HUP))
-			c->io_flags &= ~TCP_IO_RX_READY;
-		if (n == 0)
-			return;
 	}
 }
 
@@ -225,11 +194,29 @@ static void tcp_epoll_event(struct tcp_ep *ep, struct tcp_conn *c,
 	}
 }
 
+static void tcp_epoll_poll_direct(struct tcp_ep *ep)
+{
+	struct tcp_conn *c;
+
+	/* A frame read here may open a connection (appended, CONNECTING)
+	 * or fail this one (marked CLOSED, freed later): neither unlinks. */
+	for (c = ep->conns; c; c = c->next) {
+		if (c->state != TCP_CONN_READY)
+			continue;
+		c->io_flags |= TCP_IO_RX_READY;
+		tcp_epoll_read(c);
+	}
+}
+
 static void tcp_epoll_poll(struct tcp_ep *ep)
 {
 	struct tcp_epoll *e = tcp_epoll(ep);
 	int n, i;
 
+	if (++e->direct_polls % TCP_EPOLL_WAIT_EVERY && tcp_direct_ok(ep)) {
+		tcp_epoll_poll_direct(ep);
+		return;
+	}
 	n = epoll_wait(e->epfd, e->ev, TCP_EPOLL_EVENTS, 0);
 	for (i = 0; i < n; i++) {
 		uint64_t d = e->ev[i].data.u64;

@@ -49,6 +49,21 @@ struct tcp_io_ops {
 	void (*flush)(struct tcp_ep *ep, struct tcp_conn *c);
 };
 
+/* tcp_direct.c: reading sockets without the engine (see there). */
+enum tcp_direct_res {
+	TCP_DIRECT_EMPTY,	/* the socket had nothing (EAGAIN) */
+	TCP_DIRECT_SHORT,	/* a read got less than asked: drained */
+	TCP_DIRECT_EXACT,	/* stop_exact: the rest of a payload is next */
+	TCP_DIRECT_STOP,	/* c takes no bytes now (stalled, closed) */
+};
+/* Whether a poll should read every connection of ep directly. */
+bool tcp_direct_ok(const struct tcp_ep *ep);
+/* Write c's queue: true once it is empty or c failed, false when the
+ * socket took no more. */
+bool tcp_direct_write(struct tcp_conn *c);
+/* Read c until one of the results above. */
+enum tcp_direct_res tcp_direct_read(struct tcp_conn *c, bool stop_exact);
+
 extern const struct tcp_io_ops tcp_io_epoll;
 extern const struct tcp_io_ops tcp_io_uring;
 

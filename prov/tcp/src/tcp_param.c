@@ -67,6 +67,12 @@ static const struct weft_setting tcp_setting_table[] = {
 	  TCP_FIELD(uring_entries), .def = 256, .min = 8, .max = 4096,
 	  .flags = WEFT_SETTING_POW2,
 	  .help = "Submission queue entries of an endpoint's io_uring" },
+	{ .name = "poll_direct", .type = WEFT_SETTING_SIZE,
+	  TCP_FIELD(poll_direct), .def = 2, .max = 64,
+	  .help = "While an endpoint has at most this many connections, "
+		  "polls read and write them with plain recv/sendmsg instead "
+		  "of asking the engine which are ready (one system call per "
+		  "arrival); 0 turns it off" },
 };
 
 void tcp_params_init(void)

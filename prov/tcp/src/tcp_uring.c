@@ -47,6 +47,7 @@ struct tcp_uring {
 	unsigned int inflight;	/* submitted, completion not reaped */
 	bool urgent;		/* a send waits among the pending */
 	bool closing;
+	bool direct;		/* polls read the sockets (tcp_direct.c) */
 };
 
 static struct tcp_uring *tcp_uring(struct tcp_ep *ep)
@@ -154,6 +155,10 @@ static void tcp_uring_arm_rx(struct tcp_ep *ep, struct tcp_conn *c)
 		tcp_conn_fail(c, TCP_EPROTO, "receive buffer full");
 		return;
 	}
+	/* Direct polls read headers and small frames; only the rest of a
+	 * payload is worth a request of its own. */
+	if (u->direct && !c->rx_exact)
+		return;
 	sqe = tcp_uring_sqe(u);
 	if (!sqe)
 		return;		/* retried at the next poll */
@@ -277,6 +282,11 @@ static bool tcp_uring_conn_idle(struct tcp_ep *ep, struct tcp_conn *c)
 
 static void tcp_uring_tx_kick(struct tcp_ep *ep, struct tcp_conn *c)
 {
+	/* With no send in flight, nothing can be overtaken: write what the
+	 * socket takes now, and let a request carry the rest. */
+	if (tcp_uring(ep)->direct && !(c->io_inflight & TCP_IO_TX) &&
+	    c->state == TCP_CONN_READY && tcp_direct_write(c))
+		return;
 	tcp_uring_arm_tx(ep, c);
 	tcp_uring_submit(tcp_uring(ep));
 }
@@ -412,15 +422,47 @@ static void tcp_uring_taskrun(struct tcp_uring *u)
 		(void)io_uring_get_events(&u->ring);
 }
 
+/* Read the connections that have no receive in flight; one whose next
+ * read is the rest of a payload gets a MSG_WAITALL request for it. */
+static void tcp_uring_poll_direct(struct tcp_ep *ep)
+{
+	struct tcp_conn *c;
+
+	for (c = ep->conns; c; c = c->next) {
+		if (c->state != TCP_CONN_READY || (c->io_inflight & TCP_IO_RX))
+			continue;
+		if (tcp_direct_read(c, true) == TCP_DIRECT_EXACT)
+			tcp_uring_arm_rx(ep, c);
+	}
+}
+
+/* Leaving direct reads: every connection gets its receive request back. */
+static void tcp_uring_direct_set(struct tcp_ep *ep, bool direct)
+{
+	struct tcp_uring *u = tcp_uring(ep);
+	struct tcp_conn *c;
+
+	u->direct = direct;
+	if (direct)
+		return;
+	for (c = ep->conns; c; c = c->next)
+		tcp_uring_arm_rx(ep, c);
+}
+
 static void tcp_uring_poll(struct tcp_ep *ep)
 {
 	struct tcp_uring *u = tcp_uring(ep);
+	bool direct = tcp_direct_ok(ep);
 
+	if (WEFT_UNLIKELY(direct != u->direct))
+		tcp_uring_direct_set(ep, direct);
 	if (u->pending)
 		tcp_uring_submit(u);
 	else
 		tcp_uring_taskrun(u);
 	tcp_uring_reap(ep);
+	if (direct)
+		tcp_uring_poll_direct(ep);
 	/* Sends queued by the completions go out now; re-armed receives
 	 * wait for the next send or poll. */
 	if (u->urgent)
