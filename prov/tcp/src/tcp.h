@@ -376,10 +376,22 @@ struct tcp_ep {
 	bool closed_pending;		/* some conn is CLOSED, not freed */
 
 	uint64_t progress_calls;
+	uint64_t bulk_until_ns;		/* tcp_direct.c: no direct polls */
 	uint64_t next_check_ns;		/* timeouts, peers waiting */
 	uint8_t *sink_buf;		/* dropped payload bytes land here */
 	size_t sink_len;
 };
+
+/* Frames with more payload than this are bulk: for a while after one
+ * went by, polls leave the sockets to the engine (tcp_direct.c). */
+#define TCP_DIRECT_PAYLOAD_MAX (16 * 1024)
+#define TCP_DIRECT_BULK_NS (5 * 1000 * 1000ull)
+
+static inline void tcp_ep_saw_frame(struct tcp_ep *ep, uint64_t len)
+{
+	if (WEFT_UNLIKELY(len > TCP_DIRECT_PAYLOAD_MAX))
+		ep->bulk_until_ns = util_time_coarse_ns() + TCP_DIRECT_BULK_NS;
+}
 
 static inline struct tcp_ep *to_tcp_ep(struct fid_ep *ep_fid)
 {
@@ -550,8 +562,10 @@ void tcp_op_fail_peer(struct tcp_ep *ep, struct tcp_peer *peer, int err);
 
 /* tcp_rx.c: the receive state machine of a connection */
 /* Where the next bytes of c go (at most TCP_IOV_LIMIT + 1 iovecs); sets
- * c->rx_exact when they are all payload bytes the peer is sending now. */
-size_t tcp_rx_iov(struct tcp_conn *c, struct iovec *iov);
+ * c->rx_exact when they are all payload bytes the peer is sending now:
+ * always when the rest of a payload has at least exact_min bytes (no
+ * read-ahead after it), else only when the iovecs cannot hold it all. */
+size_t tcp_rx_iov(struct tcp_conn *c, struct iovec *iov, uint64_t exact_min);
 /* n > 0 bytes landed where tcp_rx_iov said; 0: EOF; < 0: -errno. */
 void tcp_rx_landed(struct tcp_conn *c, ssize_t n);
 /* Whether c may take more bytes now (not stalled, not closed). */

@@ -9,6 +9,14 @@
  * connections one readiness call is cheaper than a read per socket, so
  * the engines go back to their own way.
  *
+ * Bulk transfers are another matter: a socket polled with recv takes
+ * its arrivals in small pieces, and its lock, taken by every empty
+ * poll, keeps the softirq delivering the stream waiting. For
+ * TCP_DIRECT_BULK_NS after a frame of more than
+ * TCP_DIRECT_PAYLOAD_MAX payload bytes went either way, the engine
+ * moves the bytes; io_uring also takes over the rest of such a payload
+ * (one MSG_WAITALL request) when it begins during direct polls.
+ *
  * Writes go the same way: a plain non-blocking sendmsg of the queued
  * frames (epoll always, io_uring while it reads directly); what the
  * socket refuses waits for the engine.
@@ -22,11 +30,16 @@
 #include "tcp.h"
 #include "tcp_io.h"
 
-bool tcp_direct_ok(const struct tcp_ep *ep)
+bool tcp_direct_ok(struct tcp_ep *ep)
 {
 	const struct tcp_conn *c;
 	size_t n = 0;
 
+	if (WEFT_UNLIKELY(ep->bulk_until_ns)) {
+		if (util_time_coarse_ns() < ep->bulk_until_ns)
+			return false;
+		ep->bulk_until_ns = 0;
+	}
 	for (c = ep->conns; c; c = c->next) {
 		if (++n > tcp_env.poll_direct || c->state != TCP_CONN_READY ||
 		    c->tx_blocked || c->rx_stalled)
@@ -67,7 +80,8 @@ enum tcp_direct_res tcp_direct_read(struct tcp_conn *c, bool stop_exact)
 	ssize_t n;
 
 	while (tcp_rx_open(c)) {
-		cnt = tcp_rx_iov(c, iov);
+		cnt = tcp_rx_iov(c, iov, stop_exact ? TCP_DIRECT_PAYLOAD_MAX :
+						      UINT64_MAX);
 		if (!cnt) {
 			tcp_conn_fail(c, TCP_EPROTO, "receive buffer full");
 			return TCP_DIRECT_STOP;

@@ -53,11 +53,12 @@ struct tcp_io_ops {
 enum tcp_direct_res {
 	TCP_DIRECT_EMPTY,	/* the socket had nothing (EAGAIN) */
 	TCP_DIRECT_SHORT,	/* a read got less than asked: drained */
-	TCP_DIRECT_EXACT,	/* stop_exact: the rest of a payload is next */
+	TCP_DIRECT_EXACT,	/* stop_exact: the rest of a large payload is
+				 * next (c->rx_iov holds its iovecs) */
 	TCP_DIRECT_STOP,	/* c takes no bytes now (stalled, closed) */
 };
 /* Whether a poll should read every connection of ep directly. */
-bool tcp_direct_ok(const struct tcp_ep *ep);
+bool tcp_direct_ok(struct tcp_ep *ep);
 /* Write c's queue: true once it is empty or c failed, false when the
  * socket took no more. */
 bool tcp_direct_write(struct tcp_conn *c);

@@ -200,6 +200,7 @@ static int tcp_rx_one(struct tcp_conn *c)
 		return 0;
 	}
 	c->rhead += hlen;
+	tcp_ep_saw_frame(c->ep, c->rh.len);
 	if (c->rh.len) {
 		take = c->rtail - c->rhead;
 		if (take > c->rh.len)
@@ -241,7 +242,7 @@ static uint32_t tcp_rx_room(struct tcp_conn *c)
 	return c->rcap - c->rtail;
 }
 
-size_t tcp_rx_iov(struct tcp_conn *c, struct iovec *iov)
+size_t tcp_rx_iov(struct tcp_conn *c, struct iovec *iov, uint64_t exact_min)
 {
 	struct tcp_sink *s = &c->sink;
 	uint64_t left, want;
@@ -264,7 +265,7 @@ size_t tcp_rx_iov(struct tcp_conn *c, struct iovec *iov)
 			n = 1;
 		}
 		/* Read ahead only if these iovecs end the payload. */
-		if (want < left) {
+		if (want < left || left >= exact_min) {
 			c->rx_exact = true;
 			return n;
 		}

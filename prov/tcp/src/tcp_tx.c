@@ -96,6 +96,7 @@ void tcp_conn_push(struct tcp_conn *c, struct tcp_tx *tx, bool more)
 		c->tx_head = tx;
 	c->tx_tail = tx;
 	c->tx_queued += tx->total;
+	tcp_ep_saw_frame(ep, tx->total);
 	if ((!more && !ep->hot) || c->tx_queued >= TCP_DEFER_MAX) {
 		tcp_conn_kick(c);
 	} else if (!c->on_flush) {

@@ -150,7 +150,8 @@ static void tcp_uring_arm_rx(struct tcp_ep *ep, struct tcp_conn *c)
 	if ((c->io_inflight & TCP_IO_RX) || !tcp_rx_open(c) ||
 	    c->state == TCP_CONN_CONNECTING)
 		return;
-	n = tcp_rx_iov(c, c->rx_iov);
+	n = tcp_rx_iov(c, c->rx_iov,
+		       u->direct ? TCP_DIRECT_PAYLOAD_MAX : UINT64_MAX);
 	if (!n) {
 		tcp_conn_fail(c, TCP_EPROTO, "receive buffer full");
 		return;
@@ -284,7 +285,8 @@ static void tcp_uring_tx_kick(struct tcp_ep *ep, struct tcp_conn *c)
 {
 	/* With no send in flight, nothing can be overtaken: write what the
 	 * socket takes now, and let a request carry the rest. */
-	if (tcp_uring(ep)->direct && !(c->io_inflight & TCP_IO_TX) &&
+	if (tcp_uring(ep)->direct && !ep->bulk_until_ns &&
+	    !(c->io_inflight & TCP_IO_TX) &&
 	    c->state == TCP_CONN_READY && tcp_direct_write(c))
 		return;
 	tcp_uring_arm_tx(ep, c);
