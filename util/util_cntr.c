@@ -7,6 +7,15 @@
 #include "weft/util_noop.h"
 #include <stdlib.h>
 
+/* A counter bound to a memory region counts RMA through any endpoint of
+ * the domain (fi_mr_bind), so it progresses them all. */
+static void util_cntr_progress(struct util_cntr *cntr)
+{
+	util_progress_run(&cntr->progress);
+	if (atomic_load_explicit(&cntr->mr_ref, memory_order_relaxed))
+		util_progress_run(&cntr->domain->eps);
+}
+
 /* An application polling a counter for completions spins here like in
  * fi_cq_read: an unchanged value counts as an empty read (util_idle.h). */
 static uint64_t util_cntr_read(struct fid_cntr *cntr_fid)
@@ -14,7 +23,7 @@ static uint64_t util_cntr_read(struct fid_cntr *cntr_fid)
 	struct util_cntr *cntr = to_util_cntr(cntr_fid);
 	uint64_t v;
 
-	util_progress_run(&cntr->progress);
+	util_cntr_progress(cntr);
 	v = atomic_load_explicit(&cntr->value, memory_order_acquire);
 	if (v == __atomic_load_n(&cntr->last_read, __ATOMIC_RELAXED)) {
 		util_idle_tick(&cntr->idle);
@@ -29,7 +38,7 @@ static uint64_t util_cntr_readerr(struct fid_cntr *cntr_fid)
 {
 	struct util_cntr *cntr = to_util_cntr(cntr_fid);
 
-	util_progress_run(&cntr->progress);
+	util_cntr_progress(cntr);
 	return atomic_load_explicit(&cntr->err, memory_order_acquire);
 }
 
@@ -89,7 +98,7 @@ static ssize_t util_cntr_wait_check(void *arg)
 	struct util_cntr_wait_arg *a = arg;
 	struct util_cntr *cntr = a->cntr;
 
-	util_progress_run(&cntr->progress);
+	util_cntr_progress(cntr);
 	/* seq_cst loads pair with the writers' (util_wait.h) */
 	if (atomic_load(&cntr->value) >= a->threshold)
 		return 0;
@@ -133,6 +142,12 @@ static int util_cntr_close(struct fid *fid)
 		FI_WARN(util_domain_prov(cntr->domain), FI_LOG_CNTR,
 			"cntr close: still bound to %d endpoint(s)\n",
 			atomic_load(&cntr->ref));
+		return -FI_EBUSY;
+	}
+	if (atomic_load(&cntr->mr_ref)) {
+		FI_WARN(util_domain_prov(cntr->domain), FI_LOG_CNTR,
+			"cntr close: still bound to %d memory region(s)\n",
+			atomic_load(&cntr->mr_ref));
 		return -FI_EBUSY;
 	}
 	if (atomic_load(&cntr->poll_ref)) {
@@ -211,6 +226,7 @@ int util_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	atomic_init(&cntr->err, 0);
 	atomic_init(&cntr->ref, 0);
 	atomic_init(&cntr->poll_ref, 0);
+	atomic_init(&cntr->mr_ref, 0);
 	atomic_init(&cntr->poll_value, 0);
 	atomic_init(&cntr->poll_err, 0);
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;

@@ -62,6 +62,9 @@ int util_domain_init(struct util_domain *domain, struct util_fabric *fabric,
 			       domain->thread_safe);
 	if (ret)
 		goto fini_lock;
+	ret = util_progress_list_init(&domain->eps, domain->thread_safe);
+	if (ret)
+		goto fini_mr;
 
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;
@@ -71,6 +74,8 @@ int util_domain_init(struct util_domain *domain, struct util_fabric *fabric,
 	atomic_fetch_add(&fabric->ref, 1);
 	return 0;
 
+fini_mr:
+	util_mr_map_fini(&domain->mr_map);
 fini_lock:
 	util_lock_fini(&domain->lock);
 free_name:
@@ -88,6 +93,7 @@ int util_domain_fini(struct util_domain *domain)
 	}
 	if (domain->eq)
 		atomic_fetch_sub(&domain->eq->ref, 1);
+	util_progress_list_fini(&domain->eps);
 	util_mr_map_fini(&domain->mr_map);
 	util_lock_fini(&domain->lock);
 	atomic_fetch_sub(&domain->fabric->ref, 1);

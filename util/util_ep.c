@@ -35,6 +35,11 @@ int util_ep_init(struct util_ep *ep, struct util_domain *domain,
 	ret = util_lock_init(&ep->lock, domain->thread_safe);
 	if (ret)
 		return ret;
+	ret = util_progress_add(&domain->eps, ep);
+	if (ret) {
+		util_lock_fini(&ep->lock);
+		return ret;
+	}
 	ep->domain = domain;
 	ep->type = info->ep_attr->type;
 	ep->caps = info->caps;
@@ -87,6 +92,7 @@ int util_ep_fini(struct util_ep *ep)
 		atomic_fetch_sub(&ep->eq->ref, 1);
 	ep->av = NULL;
 	ep->eq = NULL;
+	util_progress_del(&ep->domain->eps, ep);
 	util_lock_fini(&ep->lock);
 	util_domain_unref(ep->domain);
 	return 0;

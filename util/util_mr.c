@@ -5,6 +5,7 @@
 #include "weft/util_domain.h"
 #include "weft/util_mem.h"
 #include "weft/util_noop.h"
+#include "weft/util_cntr.h"
 #include <stdlib.h>
 
 #define UTIL_MR_ACCESS_ALL (FI_READ | FI_WRITE | FI_RECV | FI_SEND | \
@@ -18,6 +19,7 @@ int util_mr_map_init(struct util_mr_map *map, uint64_t mr_mode,
 	/* Provider keys start away from 0 so that a zeroed key from a
 	 * confused peer never hits a region. */
 	map->next_key = 1;
+	atomic_init(&map->cntr_binds, 0);
 	return util_lock_init(&map->lock, thread_safe);
 }
 
@@ -86,6 +88,71 @@ int util_mr_rekey(struct util_mr_map *map, struct util_mr *mr, uint64_t key)
 	return ret;
 }
 
+void util_mr_count_slow(struct util_mr_map *map, uint64_t key,
+			uint64_t event)
+{
+	struct util_mr *mr;
+
+	util_lock_acquire(&map->lock);
+	HASH_FIND(hh, map->by_key, &key, sizeof(key), mr);
+	if (mr && mr->cntr && (mr->cntr_events & event))
+		util_cntr_inc(mr->cntr);
+	util_lock_release(&map->lock);
+}
+
+/* fi_mr_bind(3): a counter, counting FI_REMOTE_WRITE (writes and
+ * atomics) and/or FI_REMOTE_READ aimed at the region. Endpoint bindings
+ * are for FI_MR_ENDPOINT, which no weft domain asks for. */
+static int util_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct util_mr *mr = container_of(fid, struct util_mr, mr_fid.fid);
+	const struct fi_provider *prov = util_domain_prov(mr->domain);
+	struct util_mr_map *map = &mr->domain->mr_map;
+	struct util_cntr *cntr;
+
+	if (!bfid || bfid->fclass != FI_CLASS_CNTR) {
+		FI_WARN(prov, FI_LOG_MR, "mr bind: only a counter binds to a "
+			"region (class %d)\n", bfid ? (int)bfid->fclass : -1);
+		return -FI_EINVAL;
+	}
+	if (!flags || (flags & ~(uint64_t)(FI_REMOTE_WRITE | FI_REMOTE_READ))) {
+		FI_WARN(prov, FI_LOG_MR, "mr bind: flags 0x%llx (FI_REMOTE_WRITE "
+			"and/or FI_REMOTE_READ)\n", (unsigned long long)flags);
+		return -FI_EINVAL;
+	}
+	if (!(mr->domain->caps & FI_RMA_EVENT)) {
+		FI_WARN(prov, FI_LOG_MR, "mr bind: the domain was opened "
+			"without FI_RMA_EVENT\n");
+		return -FI_EINVAL;
+	}
+	cntr = container_of(bfid, struct util_cntr, cntr_fid.fid);
+	if (cntr->domain != mr->domain) {
+		FI_WARN(prov, FI_LOG_MR, "mr bind: counter of another domain\n");
+		return -FI_EINVAL;
+	}
+	util_lock_acquire(&map->lock);
+	if (mr->cntr) {
+		util_lock_release(&map->lock);
+		FI_WARN(prov, FI_LOG_MR, "mr bind: the region has a counter "
+			"already\n");
+		return -FI_EINVAL;
+	}
+	atomic_fetch_add(&cntr->mr_ref, 1);
+	mr->cntr = cntr;
+	mr->cntr_events = flags;
+	atomic_fetch_add(&map->cntr_binds, 1);
+	util_lock_release(&map->lock);
+	return 0;
+}
+
+/* fi_mr_enable: regions are usable from registration on (no weft domain
+ * asks for FI_MR_RMA_EVENT), so there is nothing to enable. */
+static int util_mr_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid; (void)arg;
+	return command == FI_ENABLE ? 0 : -FI_ENOSYS;
+}
+
 static int util_mr_close(struct fid *fid)
 {
 	struct util_mr *mr = container_of(fid, struct util_mr, mr_fid.fid);
@@ -93,6 +160,10 @@ static int util_mr_close(struct fid *fid)
 
 	util_lock_acquire(&map->lock);
 	HASH_DELETE(hh, map->by_key, mr);
+	if (mr->cntr) {
+		atomic_fetch_sub(&mr->cntr->mr_ref, 1);
+		atomic_fetch_sub(&map->cntr_binds, 1);
+	}
 	util_lock_release(&map->lock);
 	util_domain_unref(mr->domain);
 	free(mr);
@@ -102,8 +173,8 @@ static int util_mr_close(struct fid *fid)
 static const struct fi_ops util_mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = util_mr_close,
-	.bind = util_no_bind,
-	.control = util_no_control,
+	.bind = util_mr_bind,
+	.control = util_mr_control,
 	.ops_open = util_no_ops_open,
 	.tostr = util_no_tostr,
 	.ops_set = util_no_ops_set,

@@ -27,6 +27,7 @@ struct util_cntr {
 	struct util_progress_list progress;
 	uint64_t spin_ns;
 	atomic_int ref;			/* endpoint bindings */
+	atomic_int mr_ref;		/* memory regions bound (fi_mr_bind) */
 	struct util_idle idle;		/* reads that saw no change */
 	uint64_t last_read;		/* value the last read returned (a hint) */
 	atomic_int poll_ref;		/* poll sets it is in (util_poll.h) */

@@ -28,6 +28,7 @@
 #include "weft/util_lock.h"
 #include "weft/util_fabric.h"
 #include "weft/util_mr.h"
+#include "weft/util_progress.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <rdma/fi_domain.h>
@@ -59,6 +60,10 @@ struct util_domain {
 	struct util_lock lock;		/* per threading level */
 	struct util_mr_map mr_map;
 	struct util_eq *eq;		/* fi_domain_bind(eq) */
+	/* Every endpoint of the domain: a counter bound to a memory region
+	 * (fi_mr_bind) counts RMA aimed at the region through any of them,
+	 * so reading it progresses them all. */
+	struct util_progress_list eps;
 
 	/* Set by the provider after util_domain_init, before opening
 	 * children: */

@@ -19,11 +19,13 @@
 
 #include "weft/compat.h"
 #include "weft/util_lock.h"
+#include <stdatomic.h>
 #include <stdint.h>
 #include <uthash.h>
 #include <rdma/fi_domain.h>
 
 struct util_domain;
+struct util_cntr;
 
 struct util_mr {
 	struct fid_mr mr_fid;		/* mem_desc = this struct */
@@ -33,6 +35,8 @@ struct util_mr {
 	uint64_t access;		/* FI_READ|FI_WRITE|FI_REMOTE_* ... */
 	uint64_t flags;
 	enum fi_hmem_iface iface;
+	struct util_cntr *cntr;		/* fi_mr_bind */
+	uint64_t cntr_events;		/* FI_REMOTE_WRITE and/or _READ */
 	UT_hash_handle hh;		/* map->by_key, keyed by mr_fid.key */
 };
 
@@ -41,6 +45,7 @@ struct util_mr_map {
 	uint64_t mr_mode;
 	uint64_t next_key;
 	struct util_lock lock;
+	atomic_int cntr_binds;		/* regions with a counter bound */
 };
 
 static inline struct util_mr *to_util_mr(struct fid_mr *mr)
@@ -62,6 +67,21 @@ void util_mr_map_fini(struct util_mr_map *map);
  * len 0 is valid at any address inside or at the end of the region. */
 int util_mr_check(struct util_mr_map *map, uint64_t key, uint64_t addr,
 		  size_t len, uint64_t access, void **local);
+
+/* A remote operation with this key succeeded at the target: count it on
+ * the counter bound to the region (fi_mr_bind) if the binding asked for
+ * `event` (FI_REMOTE_WRITE for writes and atomics, FI_REMOTE_READ for
+ * reads). One atomic load while no region of the domain has a counter. */
+void util_mr_count_slow(struct util_mr_map *map, uint64_t key,
+			uint64_t event);
+
+static inline void util_mr_count(struct util_mr_map *map, uint64_t key,
+				 uint64_t event)
+{
+	if (WEFT_UNLIKELY(atomic_load_explicit(&map->cntr_binds,
+					       memory_order_relaxed)))
+		util_mr_count_slow(map, key, event);
+}
 
 /* Give a registered region the key `key` (e.g. a device rkey), so that
  * fi_mr_key returns it. -FI_ENOKEY when another region holds that key (the

@@ -546,7 +546,8 @@ int shm_rma_parse(const struct shm_cell_hdr *hdr, const uint8_t *payload,
 /* Target regions -> local iovs, every one checked; positive FI_E*. */
 int shm_rma_map(struct shm_ep *ep, struct shm_rma_req *req, uint64_t access);
 void shm_rma_target_events(struct shm_ep *ep, struct shm_conn *conn,
-			   uint16_t op, uint16_t flags, uint64_t data);
+			   uint16_t op, uint16_t flags, uint64_t data,
+			   const struct shm_rma_req *req);
 /* Initiator: the target of CMA RMA tx answered FI_EOPNOTSUPP (CMA refused
  * from its side): bounce from now on toward it, and tx again that way. */
 void shm_rma_cma_refused(struct shm_ep *ep, struct shm_tx_entry *tx);

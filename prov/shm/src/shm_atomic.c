@@ -223,9 +223,13 @@ int shm_atomic_handle(struct shm_ep *ep, struct shm_conn *conn,
 				       reply.payload);
 	shm_reply_close(ep, &reply, SHM_OP_ACK, hdr->cookie, status, 0, 0,
 			status ? 0 : len);
-	if (!status)
+	if (!status) {
 		util_ep_cntr_inc(&ep->util, fetch ? UTIL_CNTR_REMOTE_READ :
 						    UTIL_CNTR_REMOTE_WRITE);
+		util_mr_count(&ep->util.domain->mr_map, amo.key,
+			      amo.op == FI_ATOMIC_READ ? FI_REMOTE_READ :
+			      FI_REMOTE_WRITE);
+	}
 	return 0;
 }
 

@@ -356,11 +356,18 @@ static int shm_rma_do_read(struct shm_ep *ep, struct shm_conn *conn,
 	return shm_rma_cma_status(n, req->hdr.total);
 }
 
-/* A successful RMA at the target: its counter, and the remote CQ data. */
+/* A successful RMA at the target: its counters (the endpoint's, and those
+ * bound to the regions it touched), and the remote CQ data. */
 void shm_rma_target_events(struct shm_ep *ep, struct shm_conn *conn,
-			   uint16_t op, uint16_t flags, uint64_t data)
+			   uint16_t op, uint16_t flags, uint64_t data,
+			   const struct shm_rma_req *req)
 {
 	bool write = op == SHM_OP_WRITE;
+	uint32_t i;
+
+	for (i = 0; i < req->hdr.rma_cnt; i++)
+		util_mr_count(&ep->util.domain->mr_map, req->rma[i].key,
+			      write ? FI_REMOTE_WRITE : FI_REMOTE_READ);
 
 	util_ep_cntr_inc(&ep->util, write ? UTIL_CNTR_REMOTE_WRITE :
 					    UTIL_CNTR_REMOTE_READ);
@@ -413,7 +420,8 @@ int shm_rma_handle(struct shm_ep *ep, struct shm_conn *conn,
 	shm_reply_close(ep, &reply, SHM_OP_ACK, hdr->cookie, status, 0, 0,
 			status ? 0 : len);
 	if (!status)
-		shm_rma_target_events(ep, conn, hdr->op, hdr->flags, hdr->data);
+		shm_rma_target_events(ep, conn, hdr->op, hdr->flags, hdr->data,
+				      &req);
 	return 0;
 }
 

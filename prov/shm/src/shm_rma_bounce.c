@@ -200,7 +200,7 @@ static void shm_rma_xfer_end(struct shm_ep *ep, struct shm_rma_xfer *x,
 	} else {
 		if (!status)
 			shm_rma_target_events(ep, conn, x->op, x->flags,
-					      x->data);
+					      x->data, &x->req);
 		shm_ack_send(ep, conn, x->cookie, status);
 	}
 	conn->rma_busy--;

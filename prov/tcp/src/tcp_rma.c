@@ -131,6 +131,12 @@ void tcp_rma_target_events(struct tcp_ep *ep, struct tcp_peer *peer,
 	util_ep_cntr_inc(&ep->util, cntr_flag == FI_REMOTE_WRITE ?
 				    UTIL_CNTR_REMOTE_WRITE :
 				    UTIL_CNTR_REMOTE_READ);
+	/* fi_mr_bind(3): atomics count as writes, they modify the region
+	 * (all but FI_ATOMIC_READ). */
+	util_mr_count(&ep->util.domain->mr_map, h->key,
+		      h->op != TCP_OP_ATOMIC ? cntr_flag :
+		      h->atomic_op == FI_ATOMIC_READ ? FI_REMOTE_READ :
+		      FI_REMOTE_WRITE);
 	if ((h->flags & TCP_F_CQ_DATA) && ep->util.rx_cq)
 		util_ep_rx_comp(&ep->util, NULL,
 				(h->op == TCP_OP_ATOMIC ? FI_ATOMIC : FI_RMA) |
