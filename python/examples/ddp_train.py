@@ -13,7 +13,9 @@ the same ranks), and once more in one process on the whole set. At the end:
   - both equal the single process's parameters within rounding (the mean
     of the shards' mean gradients is the whole set's mean gradient).
 
-    torchrun --nproc_per_node 2 ddp_train.py          # or RANK & co. by hand
+    torchrun --standalone --nproc_per_node 2 --redirects 0:2 --tee 0:2 \\
+        ddp_train.py      # or RANK & co. by hand (the two options: torch
+                          # 1.13 on Python 3.11 cannot parse their default)
     RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \\
         python3 ddp_train.py & ...
 
