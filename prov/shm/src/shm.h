@@ -64,6 +64,7 @@ struct shm_env {
 	size_t peer_timeout_ms;
 	size_t unexp_count;
 	size_t split_size;		/* split copies from this size, 0 = never */
+	const char *job;		/* FI_SHM_JOB, NULL when unset */
 };
 
 extern struct shm_env shm_env;
@@ -316,6 +317,9 @@ void shm_av_ep_del(struct shm_ep *ep);
 
 /* shm_init.c */
 void shm_env_region_attr(struct shm_region_attr *attr);
+/* The job namespace of chosen names and what named it, for logs:
+ * "none", or "j<hex> (PMIX_NAMESPACE=...)". */
+const char *shm_job_described(void);
 
 /* shm_fabric.c, shm_domain.c, shm_ep.c */
 int shm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

@@ -48,10 +48,13 @@ extern struct fi_provider *shm_xport_prov;
 					 * 3: SHM_SLOT_CLOSED */
 #define SHM_NAME_PREFIX		"/weftshm-"
 /* Generated: "/weftshm-<uid>-<pid>-<24 hex of getrandom>"; chosen by the
- * provider: "/weftshm-<uid>-n-<short name>", short name [A-Za-z0-9._:-],
- * at most SHM_SHORT_NAME_MAX. Either plus NUL fits SHM_NAME_MAX. */
+ * provider: "/weftshm-<uid>-<namespace>-<short name>", the namespace "n"
+ * (none) or "j<16 hex>" (a job: shm_region_set_namespace), the short name
+ * [A-Za-z0-9._:-], at most SHM_SHORT_NAME_MAX. Either plus NUL fits
+ * SHM_NAME_MAX. */
 #define SHM_NAME_MAX		80
-#define SHM_SHORT_NAME_MAX	48
+#define SHM_SHORT_NAME_MAX	40
+#define SHM_NS_MAX		17	/* "j" + 16 hex */
 
 /* ---- compile-time defaults: the one place (the provider turns these into
  * fi_param settings and passes them in struct shm_region_attr) ---------- */
@@ -94,10 +97,12 @@ struct shm_region_attr {
 	uint32_t bounce_seg_count;	/* 1..64 */
 	enum shm_cma_mode cma_mode;	/* for peers this endpoint opens */
 	/* NULL: unguessable generated name. Else the region is created as
-	 * shm_region_name_build(name): -FI_EADDRINUSE while a live owner
-	 * holds it, taken over when its owner is dead. Not copied: only
-	 * read during shm_region_create. */
+	 * shm_region_name_build(name, ns): -FI_EADDRINUSE while a live owner
+	 * holds it, taken over when its owner is dead. ns NULL: this
+	 * process's namespace. Not copied: only read during
+	 * shm_region_create. */
 	const char *name;
+	const char *ns;
 };
 
 /* Shared header, first bytes of the region. Written once by the creator
@@ -214,9 +219,20 @@ static inline const char *shm_region_name(const struct shm_region *region)
  * removed, or -FI_E*. Safe to call at any time, from any process. */
 int shm_region_reclaim(void);
 
-/* Full region name of a chosen short name into buf[SHM_NAME_MAX].
- * -FI_EINVAL (logged) when short_name is not [A-Za-z0-9._:-]{1,48}. */
-int shm_region_name_build(const char *short_name, char *buf);
+/* Full region name of a chosen short name in namespace ns (NULL: this
+ * process's) into buf[SHM_NAME_MAX]. -FI_EINVAL (logged) when short_name
+ * is not [A-Za-z0-9._:-]{1,40} or ns is not a namespace. */
+int shm_region_name_build(const char *short_name, const char *ns, char *buf);
+
+/* The namespace of the names this process chooses: "n" (none, the names
+ * of processes started by hand) or "j<16 hex>" (one job's). Set once,
+ * before the first region, by the provider (FI_SHM_JOB); "n" until then.
+ * -FI_EINVAL for anything else. */
+int shm_region_set_namespace(const char *ns);
+const char *shm_region_namespace(void);
+/* Length of the namespace at the start of s ("n" or "j<16 hex>",
+ * followed by '-'), or 0 when s does not start with one. */
+size_t shm_region_ns_len(const char *s);
 
 /* Name syntax check: our prefix, this uid, [A-Za-z0-9._:-] after it,
  * bounded length (so never a '/'). */
