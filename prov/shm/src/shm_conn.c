@@ -267,6 +267,7 @@ shm_conn_by_src_slow(struct shm_ep *ep, const struct shm_cell_hdr *hdr,
 		c = shm_conn_renew(ep, c);
 	if (!c)
 		return NULL;
+	c->credit = &ep->region->slots[hdr->src].consumed;
 	m->conn = c;
 	m->gen = hdr->src_gen;
 	return c;

@@ -392,6 +392,17 @@ void shm_env_region_attr(struct shm_region_attr *attr)
 	attr->bounce_seg_size = shm_env.bounce_seg_size;
 	attr->bounce_seg_count = shm_env.bounce_seg_count;
 	attr->cma_mode = shm_env.disable_cma ? SHM_CMA_OFF : SHM_CMA_AUTO;
+	/* What a sender may have here unconsumed: a queue's worth, so that
+	 * one sender still streams through the whole ring, and half of our
+	 * unexpected buffers. One that floods us with messages nobody
+	 * receives then holds at most cell_count + unexp_count / 2 of them
+	 * (768 of 1024 by default), and the rest go to the others, instead
+	 * of the pool filling up and our queue stopping for everyone. */
+	attr->peer_credits = (uint32_t)(shm_env.cell_count +
+					shm_env.unexp_count / 2 < UINT32_MAX ?
+					shm_env.cell_count +
+						shm_env.unexp_count / 2 :
+					UINT32_MAX);
 }
 
 /* Each setting is in its own range (the table checked it), but together

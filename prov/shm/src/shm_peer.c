@@ -72,6 +72,7 @@ static int shm_peer_bind(struct shm_peer *peer)
 	peer->bounce_seg_size = h->bounce_seg_size;
 	peer->bounce_seg_count = h->bounce_seg_count;
 	peer->slots = (struct shm_slot *)(base + h->slots_off);
+	peer->q.credits = h->peer_credits;
 	peer->q.faulted = 0;
 	peer->q.fault_shift = 0;
 	while ((h->cell_count >> peer->q.fault_shift) > SHM_QUEUE_FAULT_CHUNKS)
@@ -96,6 +97,8 @@ static int shm_peer_attach(struct shm_peer *peer, struct shm_region *self)
 		peer->q.src_gen = (uint16_t)(atomic_fetch_add(&slot->gen, 1) + 1);
 		peer->q.src = (uint16_t)i;
 		peer->q.claim_pos = &slot->claim_pos;
+		shm_queue_credit_init(&peer->q, &slot->consumed,
+				      peer->q.credits);
 		peer->slot = slot;
 		atomic_store_explicit(&slot->state, SHM_SLOT_READY,
 				      memory_order_release);

@@ -422,6 +422,7 @@ static void shm_region_init_shared(struct shm_region *r,
 	h->cells_off = l->cells_off;
 	h->segs_off = l->segs_off;
 	h->seg_data_off = l->seg_data_off;
+	h->peer_credits = r->attr.peer_credits;
 	atomic_init(&h->tail, 0);
 	atomic_init(&h->released, 0);
 	for (i = 0; i < r->attr.cell_count; i++)
@@ -585,6 +586,15 @@ int shm_region_reclaim(void)
 	}
 	closedir(dir);
 	return n;
+}
+
+void shm_region_credit_gen(struct shm_region *region, uint16_t src,
+			   uint16_t gen)
+{
+	if (src < region->max_peers &&
+	    (uint16_t)atomic_load_explicit(&region->slots[src].gen,
+					   memory_order_relaxed) == gen)
+		shm_region_credit(region, src);
 }
 
 int shm_region_slot_name(struct shm_region *region, uint16_t src, char *buf,

@@ -44,8 +44,9 @@ extern struct fi_provider *shm_xport_prov;
 
 #define SHM_CACHELINE		64
 #define SHM_REGION_MAGIC	0x314d48535446455full	/* "WEFTSHM1" */
-#define SHM_REGION_VERSION	3	/* 2: cells freed by `released`,
-					 * 3: SHM_SLOT_CLOSED */
+#define SHM_REGION_VERSION	4	/* 2: cells freed by `released`,
+					 * 3: SHM_SLOT_CLOSED,
+					 * 4: producer credits */
 #define SHM_NAME_PREFIX		"/weftshm-"
 /* Generated: "/weftshm-<uid>-<pid>-<24 hex of getrandom>"; chosen by the
  * provider: "/weftshm-<uid>-<namespace>-<short name>", the namespace "n"
@@ -96,6 +97,10 @@ struct shm_region_attr {
 	uint32_t bounce_seg_size;	/* multiple of 4096 */
 	uint32_t bounce_seg_count;	/* 1..64 */
 	enum shm_cma_mode cma_mode;	/* for peers this endpoint opens */
+	/* Cells a producer may have here that the owner has not consumed
+	 * (shm_region_credit), so that one producer cannot keep the queue
+	 * and the owner's buffers to itself; 0: no limit. */
+	uint32_t peer_credits;
 	/* NULL: unguessable generated name. Else the region is created as
 	 * shm_region_name_build(name, ns): -FI_EADDRINUSE while a live owner
 	 * holds it, taken over when its owner is dead. ns NULL: this
@@ -127,6 +132,7 @@ struct shm_region_hdr {
 	uint64_t segs_off;
 	uint64_t seg_data_off;
 	_Atomic uint32_t ready;		/* 1 once the creator filled the rest */
+	uint32_t peer_credits;		/* attr.peer_credits */
 	/* Producers' claim counter, alone on its line. */
 	alignas(SHM_CACHELINE) _Atomic uint64_t tail;
 	/* Consumer's release counter (positions below it were consumed),
@@ -157,8 +163,16 @@ struct shm_slot {
 	_Atomic uint64_t claim_pos;	/* queue position being claimed */
 	uint8_t pad1[SHM_CACHELINE - 24];
 	char name[SHM_NAME_MAX];	/* producer's own region name */
-	uint8_t pad2[SHM_CACHELINE * 3 - SHM_NAME_MAX];
+	uint8_t pad2[SHM_CACHELINE * 2 - SHM_NAME_MAX];
+	/* Cells of this slot's producers the owner has consumed, ever:
+	 * written by the owner only, on a line of its own, read by the
+	 * producer only when its credits run out (shm_queue_reserve). */
+	alignas(SHM_CACHELINE) _Atomic uint64_t consumed;
+	uint8_t pad3[SHM_CACHELINE - 8];
 };
+
+_Static_assert(sizeof(struct shm_slot) == 4 * SHM_CACHELINE,
+	       "slot layout");
 
 struct shm_cell;
 struct shm_bounce_seg;
@@ -245,6 +259,24 @@ int shm_region_hdr_check(const struct shm_region_hdr *hdr, size_t file_size);
 /* Liveness of the owner of an open region fd: true while its owner holds
  * the lock. One flock() call. */
 bool shm_region_fd_alive(int fd);
+
+/* Owner side: a cell of slot src's producer is consumed (handled, or its
+ * unexpected copy matched): one credit back. One store to a line only
+ * the owner writes. src < max_peers (the queue checked it). */
+static inline void shm_region_credit(struct shm_region *region, uint16_t src)
+{
+	_Atomic uint64_t *c = &region->slots[src].consumed;
+
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) +
+				     1, memory_order_relaxed);
+}
+
+/* Owner side, for a cell consumed long after it was polled (an
+ * unexpected message): only if slot src still has the producer of
+ * generation gen (a new producer of the slot starts with its own
+ * credits). */
+void shm_region_credit_gen(struct shm_region *region, uint16_t src,
+			   uint16_t gen);
 
 /* Owner side: the name of the producer attached at slot src (validated,
  * copied into buf of SHM_NAME_MAX), and its generation. -FI_ENOENT when the
