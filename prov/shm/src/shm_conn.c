@@ -62,7 +62,8 @@ int shm_conn_open_peer(struct shm_ep *ep, struct shm_conn *conn)
 		return -FI_EHOSTUNREACH;
 	ret = shm_peer_open(ep->region, conn->name, &conn->peer);
 	if (ret) {
-		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "cannot reach %s: %s%s%s\n",
+		WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
+			"cannot reach %s: %s%s%s\n",
 			conn->name, fi_strerror(-ret),
 			shm_conn_ns_hint(conn, ret) ? "; names chosen through "
 			"node/service are in job namespace " : "",
@@ -213,7 +214,7 @@ static int __attribute__((cold)) shm_conn_tx_dead(struct shm_ep *ep,
 {
 	(void)ep;
 	/* Sparse: an application may retry in a loop. */
-	FI_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
 		"fi_addr %llu: its peer is gone (insert the address again to reach a new endpoint under its name)\n",
 		(unsigned long long)fi_addr);
 	return -FI_EHOSTUNREACH;
@@ -334,7 +335,8 @@ static void shm_conn_fail(struct shm_ep *ep, struct shm_conn *conn)
 
 static void shm_conn_mark_dead(struct shm_ep *ep, struct shm_conn *conn)
 {
-	FI_WARN(&shm_prov, FI_LOG_EP_DATA, "peer %s is gone\n", conn->name);
+	WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
+		"peer %s is gone\n", conn->name);
 	shm_conn_fail(ep, conn);
 }
 

@@ -181,7 +181,7 @@ int shm_region_hdr_check(const struct shm_region_hdr *hdr, size_t file_size)
 	}
 	if (!why)
 		return 0;
-	FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+	WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_CTRL,
 		"rejecting shm region header: %s\n", why);
 	return -FI_EINVAL;
 }
@@ -617,7 +617,7 @@ int shm_region_slot_name(struct shm_region *region, uint16_t src, char *buf,
 	if (gen)
 		*gen = atomic_load_explicit(&slot->gen, memory_order_relaxed);
 	if (!shm_region_name_valid(buf)) {
-		FI_WARN(shm_xport_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_DATA,
 			"shm slot %u holds an invalid region name\n", src);
 		return -FI_EINVAL;
 	}
