@@ -207,3 +207,40 @@ void fi_log(const struct fi_provider *prov, enum fi_log_level level,
 	 * loggers do not interleave mid-line. */
 	fputs(buf, stderr);
 }
+
+void weft_log_sparse(const struct fi_provider *prov,
+		     enum fi_log_subsys subsys, struct weft_log_sparse *s,
+		     const char *func, int line, const char *fmt, ...)
+{
+	uint64_t now, next, n;
+	char msg[768];
+	va_list args;
+	size_t len;
+
+	if (!fi_log_enabled(prov, FI_LOG_WARN, subsys))
+		return;
+	now = log_now_us();
+	next = atomic_load_explicit(&s->next_us, memory_order_relaxed);
+	/* One thread of those that get here at once logs; the others
+	 * count themselves for the next line. */
+	if (now < next ||
+	    !atomic_compare_exchange_strong_explicit(
+		    &s->next_us, &next, now + log_cfg.interval_us,
+		    memory_order_relaxed, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
+		return;
+	}
+	n = atomic_exchange_explicit(&s->dropped, 0, memory_order_relaxed);
+	va_start(args, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, args);
+	va_end(args);
+	len = strlen(msg);
+	if (len && msg[len - 1] == '\n')
+		msg[--len] = '\0';
+	if (n)
+		fi_log(prov, FI_LOG_WARN, subsys, func, line,
+		       "%s (and %llu more like it since the last such line)\n",
+		       msg, (unsigned long long)n);
+	else
+		fi_log(prov, FI_LOG_WARN, subsys, func, line, "%s\n", msg);
+}

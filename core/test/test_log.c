@@ -213,6 +213,65 @@ static void test_sparse_macro(void **state)
 	capture_free(&cap);
 }
 
+/* WEFT_WARN_SPARSE: the first line at once, then one per interval that
+ * counts what it did not show; nothing while the level is off. */
+static void weft_sparse_site(int i)
+{
+	WEFT_WARN_SPARSE(&tprov, FI_LOG_CQ, "weft-sparse %d\n", i);
+}
+
+static void test_weft_sparse(void **state)
+{
+	struct capture cap;
+	const char *out;
+	int i;
+
+	(void)state;
+	setenv("FI_LOG_INTERVAL", "200", 1);
+	weft_log_configure();
+	capture_start(&cap);
+	for (i = 0; i < 1000; i++)
+		weft_sparse_site(i);
+	out = capture_stop(&cap);
+	assert_int_equal(capture_count(out, "weft-sparse"), 1);
+	assert_int_equal(capture_count(out, "weft-sparse 0"), 1);
+	assert_int_equal(capture_count(out, "more like it"), 0);
+	capture_free(&cap);
+
+	usleep(250 * 1000);
+	capture_start(&cap);
+	weft_sparse_site(1000);
+	weft_sparse_site(1001);
+	out = capture_stop(&cap);
+	assert_int_equal(capture_count(out, "weft-sparse"), 1);
+	assert_int_equal(capture_count(out,
+		"weft-sparse 1000 (and 999 more like it since the last such line)"),
+		1);
+	capture_free(&cap);
+
+	/* Interval 0: no limit; the first line still counts the one the
+	 * interval above held back (1001). */
+	setenv("FI_LOG_INTERVAL", "0", 1);
+	weft_log_configure();
+	usleep(250 * 1000);
+	capture_start(&cap);
+	for (i = 0; i < 3; i++)
+		weft_sparse_site(2000);
+	out = capture_stop(&cap);
+	assert_int_equal(capture_count(out, "weft-sparse 2000"), 3);
+	assert_int_equal(capture_count(out, "weft-sparse 2000 (and 1 more"),
+			 1);
+	capture_free(&cap);
+
+	setenv("FI_LOG_PROV", "nothing", 1);
+	weft_log_configure();
+	capture_start(&cap);
+	weft_sparse_site(3000);
+	out = capture_stop(&cap);
+	assert_int_equal(capture_count(out, "weft-sparse"), 0);
+	capture_free(&cap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +284,7 @@ int main(void)
 		T(test_format),
 		T(test_log_ready),
 		T(test_sparse_macro),
+		T(test_weft_sparse),
 #undef T
 	};
 

@@ -50,6 +50,15 @@ void weft_log_configure(void);
 #define WEFT_POLL_YIELD_DEFAULT 1000
 extern unsigned int weft_poll_yield;
 
+/* The launcher's identity of this process's job, the same string in every
+ * process of one job: PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid,
+ * OMPI_MCA_orte_ess_jobid, FLUX_JOB_ID (the first set), or
+ * "<SLURM_JOB_ID>.<SLURM_STEP_ID>" when srun set both. Copied into buf
+ * (cut to fit: the same cut in every process of the job); returns the name
+ * of what it came from, or NULL when no launcher started this process.
+ * Read from the environment at every call: callers keep what they need. */
+const char *weft_job_identity(char *buf, size_t size);
+
 /* A buffer of WEFT_TBUF_SIZE bytes private to the calling thread, one per
  * kind, for API calls that return a string they own. Never NULL. */
 #define WEFT_TBUF_SIZE 8192	/* fi_tostr's limit in libfabric */

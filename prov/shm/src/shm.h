@@ -64,6 +64,7 @@ struct shm_env {
 	size_t peer_timeout_ms;
 	size_t unexp_count;
 	size_t split_size;		/* split copies from this size, 0 = never */
+	const char *job;		/* FI_SHM_JOB, NULL when unset */
 };
 
 extern struct shm_env shm_env;
@@ -107,7 +108,34 @@ struct shm_conn {
 	struct shm_conn *retired_next;
 	uint32_t acks_pending;		/* our replies waiting for its queue */
 	uint64_t ack_flush_seq;		/* shm_ack_flush pass that found it full */
+	/* Its slot's consumed counter in our region, where the credits of
+	 * the cells it sends us go back (set when its first cell comes). */
+	_Atomic uint64_t *credit;
 };
+
+/* A cell of conn was consumed: its credit back (shm_region_credit). */
+static inline void shm_conn_credit(struct shm_conn *conn)
+{
+	atomic_store_explicit(conn->credit,
+			      atomic_load_explicit(conn->credit,
+						   memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* What a cell handler returns besides 0 (consumed: its sender gets its
+ * credit back now) and -FI_EAGAIN (held, retried later): an unexpected
+ * entry keeps a copy, and the credit comes back when that entry goes
+ * (shm_unexp_put). */
+#define SHM_CELL_KEPT 1
+
+/* What a handler of a cell of conn returned, passed on: a consumed cell
+ * (not held, not kept) gives its credit back. */
+static inline int shm_cell_done(struct shm_conn *conn, int ret)
+{
+	if (ret != -FI_EAGAIN && ret != SHM_CELL_KEPT)
+		shm_conn_credit(conn);
+	return ret;
+}
 
 /* fi_addr -> conn cache of the transmit side. */
 struct shm_tx_map {
@@ -171,6 +199,7 @@ struct shm_unexp {
 	struct shm_conn *conn;
 	uint16_t op;
 	uint16_t cflags;
+	uint16_t slot, slot_gen;	/* the cell's sender, owed a credit */
 	uint32_t proto;
 	uint32_t len;			/* payload bytes */
 	uint64_t cookie;
@@ -205,6 +234,7 @@ struct shm_msg_info {
 	struct shm_conn *conn;
 	uint16_t op;
 	uint16_t cflags;
+	uint16_t slot, slot_gen;	/* the cell's sender (hdr src, src_gen) */
 	uint32_t proto;
 	uint32_t len;			/* payload bytes */
 	uint64_t size;			/* message bytes */
@@ -316,6 +346,9 @@ void shm_av_ep_del(struct shm_ep *ep);
 
 /* shm_init.c */
 void shm_env_region_attr(struct shm_region_attr *attr);
+/* The job namespace of chosen names and what named it, for logs:
+ * "none", or "j<hex> (PMIX_NAMESPACE=...)". */
+const char *shm_job_described(void);
 
 /* shm_fabric.c, shm_domain.c, shm_ep.c */
 int shm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -454,7 +487,9 @@ ssize_t shm_inject_post(struct shm_ep *ep, const void *buf, size_t len,
 /* shm_recv.c: the receive side of messages. */
 int shm_rx_init(struct shm_ep *ep);
 void shm_rx_fini(struct shm_ep *ep);
-/* 0 handled, -FI_EAGAIN: hold the cell and retry later. */
+void shm_unexp_put(struct shm_ep *ep, struct shm_unexp *ux);
+
+/* 0, SHM_CELL_KEPT or -FI_EAGAIN, as above. */
 int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
 		      const struct shm_cell_hdr *hdr, const uint8_t *payload);
 void shm_rx_progress(struct shm_ep *ep);

@@ -89,32 +89,42 @@ int shm_addr_process(char *addr, size_t size)
 	return shm_addr_format(name, (size_t)n, addr, size);
 }
 
-/* Length of "/weftshm-<digits>-n-" at the start of a named region, or 0. */
-static size_t shm_addr_named_prefix(const char *region_name)
+/* Length of "/weftshm-<uid>-<our namespace>-" when region_name is a
+ * chosen name of this process's namespace, else 0. */
+static size_t shm_addr_own_prefix(const char *region_name)
 {
-	static const char pfx[] = "/weftshm-";
-	const char *p = region_name + sizeof(pfx) - 1;
+	char pfx[SHM_NAME_MAX];
+	int n = snprintf(pfx, sizeof(pfx), SHM_NAME_PREFIX "%u-%s-",
+			 (unsigned)getuid(), shm_region_namespace());
 
-	if (strncmp(region_name, pfx, sizeof(pfx) - 1))
+	if (n <= 0 || (size_t)n >= sizeof(pfx) ||
+	    strncmp(region_name, pfx, (size_t)n))
 		return 0;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (p == region_name + sizeof(pfx) - 1 || strncmp(p, "-n-", 3))
-		return 0;
-	return (size_t)(p + 3 - region_name);
+	return (size_t)n;
 }
 
 int shm_addr_from_region(const char *region_name, char *addr, size_t size)
 {
-	size_t named;
+	size_t own;
 
 	if (!region_name || region_name[0] != '/')
 		return -FI_EINVAL;
-	/* Named endpoints answer to the short name clients derive from
-	 * node/service, so both spellings never coexist in an AV. */
-	named = shm_addr_named_prefix(region_name);
-	region_name += named ? named : 1;
+	/* Chosen names of our namespace answer to the short name clients
+	 * derive from node/service; any other region (generated, or
+	 * chosen in another namespace) to its full name, which reaches it
+	 * from any namespace. */
+	own = shm_addr_own_prefix(region_name);
+	region_name += own ? own : 1;
 	return shm_addr_format(region_name, strlen(region_name), addr, size);
+}
+
+int shm_addr_from_region_full(const char *region_name, char *addr,
+			      size_t size)
+{
+	if (!region_name || region_name[0] != '/')
+		return -FI_EINVAL;
+	return shm_addr_format(region_name + 1, strlen(region_name + 1), addr,
+			       size);
 }
 
 int shm_addr_to_region(const void *addr, size_t len, char *region,
@@ -131,7 +141,7 @@ int shm_addr_to_region(const void *addr, size_t len, char *region,
 			return -FI_EINVAL;
 		memcpy(short_name, name, (size_t)n);
 		short_name[n] = '\0';
-		return shm_region_name_build(short_name, region);
+		return shm_region_name_build(short_name, NULL, region);
 	}
 	if (size < (size_t)n + 2)
 		return -FI_ETOOSMALL;
@@ -141,17 +151,47 @@ int shm_addr_to_region(const void *addr, size_t len, char *region,
 	return 0;
 }
 
-/* The short name of an address chosen through node/service, or NULL for
- * an address of a generated region. */
-int shm_addr_user_name(const void *addr, size_t len, char *buf, size_t size)
+/* "weftshm-<our uid>-<namespace>-<short>": the namespace's length (the
+ * short name starts after it and a '-'), or 0. */
+static size_t shm_addr_full_chosen(const char *name, size_t *ns_off)
+{
+	char pfx[32];
+	int n = snprintf(pfx, sizeof(pfx), "weftshm-%u-", (unsigned)getuid());
+
+	if (n <= 0 || strncmp(name, pfx, (size_t)n))
+		return 0;
+	*ns_off = (size_t)n;
+	return shm_region_ns_len(name + n);
+}
+
+int shm_addr_chosen(const void *addr, size_t len, char *short_name,
+		    size_t size, char ns[SHM_NS_MAX + 1])
 {
 	const char *name = (const char *)addr + SHM_ADDR_PREFIX_LEN;
 	int n = shm_addr_name_len(addr, len);
+	size_t ns_len, ns_off = 0;
 
-	if (n < 0 || !strncmp(name, "weftshm-", 8) || n > SHM_ADDR_USER_MAX ||
-	    size <= (size_t)n)
+	if (n < 0)
 		return -FI_EINVAL;
-	memcpy(buf, name, (size_t)n);
-	buf[n] = '\0';
+	ns[0] = '\0';
+	if (strncmp(name, "weftshm-", 8)) {
+		if (n > SHM_ADDR_USER_MAX || size <= (size_t)n)
+			return -FI_EINVAL;
+		memcpy(short_name, name, (size_t)n);
+		short_name[n] = '\0';
+		return 0;
+	}
+	/* A full chosen name: created in the namespace it names. */
+	ns_len = shm_addr_full_chosen(name, &ns_off);
+	if (!ns_len)
+		return -FI_EINVAL;
+	name += ns_off + ns_len + 1;
+	n -= (int)(ns_off + ns_len + 1);
+	if (n <= 0 || n > SHM_ADDR_USER_MAX || size <= (size_t)n)
+		return -FI_EINVAL;
+	memcpy(ns, name - ns_len - 1, ns_len);
+	ns[ns_len] = '\0';
+	memcpy(short_name, name, (size_t)n);
+	short_name[n] = '\0';
 	return 0;
 }

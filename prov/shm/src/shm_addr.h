@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shm_region.h"
+
 #define SHM_ADDR_PREFIX     "fi_shm://"
 #define SHM_ADDR_PREFIX_LEN (sizeof(SHM_ADDR_PREFIX) - 1)
 /* Every address is SHM_ADDR_LEN bytes: the string, NUL padded, so that an
@@ -19,8 +21,11 @@
 #define SHM_ADDR_LEN        64
 /* Prefix + name + NUL fit SHM_ADDR_LEN. A generated region's name
  * ("weftshm-<uid>-<pid>-<24 hex>") is at most 51 characters; names chosen
- * through node/service are shorter so that the transport's decorated
- * object name still fits. */
+ * through node/service are at most SHM_ADDR_USER_MAX, so that the
+ * transport's decorated object name still fits. The full spelling of a
+ * chosen name ("weftshm-<uid>-<namespace>-<name>") fits when it is at most
+ * SHM_ADDR_NAME_MAX characters: always in namespace "n" with names up to
+ * 30 characters (srd's), in a job's with short names only. */
 #define SHM_ADDR_NAME_MAX   (SHM_ADDR_LEN - SHM_ADDR_PREFIX_LEN - 1)
 #define SHM_ADDR_USER_MAX   40
 #define SHM_ADDR_MAX        SHM_ADDR_LEN
@@ -47,15 +52,25 @@ int shm_addr_from_node(const char *node, const char *service,
  * each endpoint gets its own unguessable one below it. */
 int shm_addr_process(char *addr, size_t size);
 
-/* The address of a transport region ("/weftshm-..."). */
+/* The address of a transport region ("/weftshm-..."): the short name of
+ * a chosen name in this process's namespace, else the region's full name
+ * ("fi_shm://weftshm-..."), which names it from any namespace. */
 int shm_addr_from_region(const char *region_name, char *addr, size_t size);
+/* Always the full name: the other spelling of a chosen name of this
+ * process's namespace (an application may hold either). */
+int shm_addr_from_region_full(const char *region_name, char *addr,
+			      size_t size);
 
-/* The transport region name behind a valid address ("/" + name). */
+/* The transport region name behind a valid address ("/" + name). A short
+ * name is taken in this process's namespace. */
 int shm_addr_to_region(const void *addr, size_t len, char *region,
 		       size_t size);
 
-/* The short name inside an address chosen through node/service (not a
- * generated region's), for creating the region under it. */
-int shm_addr_user_name(const void *addr, size_t len, char *buf, size_t size);
+/* The chosen name an address gives an endpoint to create: its short name,
+ * and in ns the namespace a full chosen name
+ * ("fi_shm://weftshm-<uid>-<ns>-<short>") names, or "" for this
+ * process's. -FI_EINVAL for a generated region's address. */
+int shm_addr_chosen(const void *addr, size_t len, char *short_name,
+		    size_t size, char ns[SHM_NS_MAX + 1]);
 
 #endif /* SHM_ADDR_H */

@@ -46,7 +46,7 @@ static size_t shm_iov_copy(const struct iovec *iov, size_t cnt, size_t off,
 static void shm_bounce_rejected(struct shm_region *self,
 				struct shm_bounce_tx *tx, uint32_t i)
 {
-	FI_WARN(shm_xport_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_DATA,
 		"shm region %s: bounce segment %u of transfer %llu rejected by "
 		"its reader, transfer ended\n", self->name, i,
 		(unsigned long long)tx->xfer_id);
@@ -175,7 +175,7 @@ static int shm_bounce_drain(struct shm_peer *peer, struct shm_bounce_rx *rx,
 
 	if (len > peer->bounce_seg_size || off > rx->total ||
 	    len > rx->total - off || len > rx->total - rx->received) {
-		FI_WARN(shm_xport_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_DATA,
 			"shm peer %s: bounce segment %u out of range "
 			"(offset %llu len %u of %zu)\n", peer->name, i,
 			(unsigned long long)off, len, rx->total);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <utlist.h>
 
 #include "shm.h"
@@ -37,6 +38,20 @@ static struct shm_conn *shm_conn_get(struct shm_ep *ep, const char *name)
 	return conn;
 }
 
+/* A chosen name of our job's namespace that nobody holds: the peer may
+ * be of another job, or started by hand (FI_SHM_JOB, fi_shm(7)). */
+static bool shm_conn_ns_hint(const struct shm_conn *conn, int ret)
+{
+	const char *ns = shm_region_namespace();
+	char pfx[SHM_NAME_MAX];
+
+	if (ret != -FI_ENOENT || ns[0] == 'n')
+		return false;
+	snprintf(pfx, sizeof(pfx), SHM_NAME_PREFIX "%u-%s-",
+		 (unsigned)getuid(), ns);
+	return !strncmp(conn->name, pfx, strlen(pfx));
+}
+
 int shm_conn_open_peer(struct shm_ep *ep, struct shm_conn *conn)
 {
 	int ret;
@@ -47,8 +62,12 @@ int shm_conn_open_peer(struct shm_ep *ep, struct shm_conn *conn)
 		return -FI_EHOSTUNREACH;
 	ret = shm_peer_open(ep->region, conn->name, &conn->peer);
 	if (ret) {
-		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "cannot reach %s: %s\n",
-			conn->name, fi_strerror(-ret));
+		WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
+			"cannot reach %s: %s%s%s\n",
+			conn->name, fi_strerror(-ret),
+			shm_conn_ns_hint(conn, ret) ? "; names chosen through "
+			"node/service are in job namespace " : "",
+			shm_conn_ns_hint(conn, ret) ? shm_job_described() : "");
 		conn->peer = NULL;
 		if (ret == -FI_ECONNREFUSED)
 			conn->dead = true;
@@ -195,7 +214,7 @@ static int __attribute__((cold)) shm_conn_tx_dead(struct shm_ep *ep,
 {
 	(void)ep;
 	/* Sparse: an application may retry in a loop. */
-	FI_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
 		"fi_addr %llu: its peer is gone (insert the address again to reach a new endpoint under its name)\n",
 		(unsigned long long)fi_addr);
 	return -FI_EHOSTUNREACH;
@@ -249,6 +268,7 @@ shm_conn_by_src_slow(struct shm_ep *ep, const struct shm_cell_hdr *hdr,
 		c = shm_conn_renew(ep, c);
 	if (!c)
 		return NULL;
+	c->credit = &ep->region->slots[hdr->src].consumed;
 	m->conn = c;
 	m->gen = hdr->src_gen;
 	return c;
@@ -276,6 +296,15 @@ shm_conn_fi_addr_slow(struct shm_ep *ep, struct shm_conn *conn)
 	if (!ep->util.av || shm_addr_from_region(conn->name, addr, sizeof(addr)))
 		return FI_ADDR_NOTAVAIL;
 	conn->fi_addr = util_av_reverse_lookup(ep->util.av, addr);
+	/* A chosen name of our namespace has a second spelling, its full
+	 * name (srd's peering inserts that one). */
+	if (conn->fi_addr == FI_ADDR_NOTAVAIL && addr[SHM_ADDR_PREFIX_LEN] &&
+	    strncmp(addr + SHM_ADDR_PREFIX_LEN, "weftshm-", 8)) {
+		memset(addr, 0, sizeof(addr));
+		if (!shm_addr_from_region_full(conn->name, addr, sizeof(addr)))
+			conn->fi_addr = util_av_reverse_lookup(ep->util.av,
+							       addr);
+	}
 	return conn->fi_addr;
 }
 
@@ -306,7 +335,8 @@ static void shm_conn_fail(struct shm_ep *ep, struct shm_conn *conn)
 
 static void shm_conn_mark_dead(struct shm_ep *ep, struct shm_conn *conn)
 {
-	FI_WARN(&shm_prov, FI_LOG_EP_DATA, "peer %s is gone\n", conn->name);
+	WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
+		"peer %s is gone\n", conn->name);
 	shm_conn_fail(ep, conn);
 }
 

@@ -128,15 +128,18 @@ static int shm_ep_region_open(struct shm_ep *ep, const struct fi_info *info)
 	struct shm_region_attr attr;
 	int ret;
 
-	char short_name[SHM_ADDR_NAME_MAX + 1];
+	char short_name[SHM_ADDR_NAME_MAX + 1], ns[SHM_NS_MAX + 1];
 
 	shm_env_region_attr(&attr);
-	/* A src_addr from node/service names the region; one of a generated
+	/* A src_addr from node/service names the region (in the namespace
+	 * a full chosen name gives, else in ours); one of a generated
 	 * region (a copied fi_getname) cannot be reused: generate anew. */
 	if (info->src_addr &&
-	    !shm_addr_user_name(info->src_addr, info->src_addrlen, short_name,
-				sizeof(short_name)))
+	    !shm_addr_chosen(info->src_addr, info->src_addrlen, short_name,
+			     sizeof(short_name), ns)) {
 		attr.name = short_name;
+		attr.ns = ns[0] ? ns : NULL;
+	}
 	ret = shm_region_create(&attr, &ep->region);
 	if (ret) {
 		FI_WARN(&shm_prov, FI_LOG_EP_CTRL, "endpoint region: %s\n",
@@ -144,8 +147,12 @@ static int shm_ep_region_open(struct shm_ep *ep, const struct fi_info *info)
 		return ret;
 	}
 	memset(ep->addr, 0, sizeof(ep->addr));
-	ret = shm_addr_from_region(shm_region_name(ep->region), ep->addr,
-				   sizeof(ep->addr));
+	/* Named by its full chosen name: fi_getname gives that spelling
+	 * back, the one its peers use (srd's peering). */
+	ret = attr.ns ? shm_addr_from_region_full(shm_region_name(ep->region),
+						  ep->addr, sizeof(ep->addr)) :
+			shm_addr_from_region(shm_region_name(ep->region),
+					     ep->addr, sizeof(ep->addr));
 	if (ret) {
 		shm_region_close(ep->region);
 		ep->region = NULL;

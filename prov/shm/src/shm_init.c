@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "weft/core.h"
 #include "weft/settings.h"
@@ -330,7 +331,57 @@ static const struct weft_setting shm_setting_table[] = {
 	  .help = "Messages of at least this many bytes moved by CMA are "
 		  "copied by both sides at once (the receiver pulls the first "
 		  "half while the sender pushes the second); 0 never splits" },
+	{ .name = "job", .type = WEFT_SETTING_STRING, SHM_FIELD(job),
+	  .def_text = "the launcher's job, else none",
+	  .help = "Job this process belongs to: endpoint names chosen "
+		  "through node/service are taken in that job's namespace, so "
+		  "that two jobs of one user may use the same service and "
+		  "only processes of one job find each other by it. Unset: "
+		  "the launcher's (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, "
+		  "OMPI_MCA_orte_ess_jobid, FLUX_JOB_ID, or SLURM_JOB_ID with "
+		  "SLURM_STEP_ID); none: no namespace, as processes started "
+		  "by hand" },
 };
+
+/* Chosen names of this process go into the namespace of its job; what
+ * names the job, for the log and the hint of shm_conn_open_peer. */
+static char shm_job_desc[160] = "none";
+
+const char *shm_job_described(void)
+{
+	return shm_job_desc;
+}
+
+static void shm_job_namespace(void)
+{
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a 64 */
+	char id[1024], ns[SHM_NS_MAX + 1];
+	const char *src, *p;
+
+	if (shm_env.job && !strcasecmp(shm_env.job, "none"))
+		return;
+	if (shm_env.job) {
+		snprintf(id, sizeof(id), "%s", shm_env.job);
+		src = "FI_SHM_JOB";
+	} else {
+		src = weft_job_identity(id, sizeof(id));
+		if (!src)
+			return;
+	}
+	/* A hash: job names may hold any character and be long (PMIx
+	 * namespaces up to 255 bytes); 64 bits keep two jobs apart. */
+	for (p = id; *p; p++) {
+		h ^= (uint8_t)*p;
+		h *= 0x100000001b3ull;
+	}
+	snprintf(ns, sizeof(ns), "j%016llx", (unsigned long long)h);
+	(void)shm_region_set_namespace(ns);
+	snprintf(shm_job_desc, sizeof(shm_job_desc), "%s (%s=%.100s)", ns, src,
+		 id);
+	FI_INFO(&shm_prov, FI_LOG_CORE,
+		"names chosen through node/service are in job namespace %s\n",
+		shm_job_desc);
+}
 
 void shm_env_region_attr(struct shm_region_attr *attr)
 {
@@ -341,6 +392,17 @@ void shm_env_region_attr(struct shm_region_attr *attr)
 	attr->bounce_seg_size = shm_env.bounce_seg_size;
 	attr->bounce_seg_count = shm_env.bounce_seg_count;
 	attr->cma_mode = shm_env.disable_cma ? SHM_CMA_OFF : SHM_CMA_AUTO;
+	/* What a sender may have here unconsumed: a queue's worth, so that
+	 * one sender still streams through the whole ring, and half of our
+	 * unexpected buffers. One that floods us with messages nobody
+	 * receives then holds at most cell_count + unexp_count / 2 of them
+	 * (768 of 1024 by default), and the rest go to the others, instead
+	 * of the pool filling up and our queue stopping for everyone. */
+	attr->peer_credits = (uint32_t)(shm_env.cell_count +
+					shm_env.unexp_count / 2 < UINT32_MAX ?
+					shm_env.cell_count +
+						shm_env.unexp_count / 2 :
+					UINT32_MAX);
 }
 
 /* Each setting is in its own range (the table checked it), but together
@@ -372,5 +434,6 @@ struct fi_provider *shm_prov_init(void)
 			   WEFT_ARRAY_SIZE(shm_setting_table), &shm_env);
 	util_coll_params_init();
 	shm_params_check();
+	shm_job_namespace();
 	return &shm_prov;
 }

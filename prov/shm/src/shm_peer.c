@@ -22,14 +22,14 @@ static int shm_peer_map(struct shm_peer *peer)
 	if (fstat(peer->fd, &st))
 		return -errno;
 	if (st.st_uid != getuid() || (st.st_mode & 077)) {
-		FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+		WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_CTRL,
 			"shm region %s: wrong owner or mode %o\n", peer->name,
 			(unsigned)(st.st_mode & 0777));
 		return -FI_EINVAL;
 	}
 	if ((size_t)st.st_size < sizeof(struct shm_region_hdr) ||
 	    (uint64_t)st.st_size > (4ull << 30)) {
-		FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+		WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_CTRL,
 			"shm region %s: bad size %lld\n", peer->name,
 			(long long)st.st_size);
 		return -FI_EINVAL;
@@ -72,6 +72,7 @@ static int shm_peer_bind(struct shm_peer *peer)
 	peer->bounce_seg_size = h->bounce_seg_size;
 	peer->bounce_seg_count = h->bounce_seg_count;
 	peer->slots = (struct shm_slot *)(base + h->slots_off);
+	peer->q.credits = h->peer_credits;
 	peer->q.faulted = 0;
 	peer->q.fault_shift = 0;
 	while ((h->cell_count >> peer->q.fault_shift) > SHM_QUEUE_FAULT_CHUNKS)
@@ -96,12 +97,14 @@ static int shm_peer_attach(struct shm_peer *peer, struct shm_region *self)
 		peer->q.src_gen = (uint16_t)(atomic_fetch_add(&slot->gen, 1) + 1);
 		peer->q.src = (uint16_t)i;
 		peer->q.claim_pos = &slot->claim_pos;
+		shm_queue_credit_init(&peer->q, &slot->consumed,
+				      peer->q.credits);
 		peer->slot = slot;
 		atomic_store_explicit(&slot->state, SHM_SLOT_READY,
 				      memory_order_release);
 		return 0;
 	}
-	FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+	WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_CTRL,
 		"shm region %s: all %u peer slots taken\n", peer->name,
 		peer->max_peers);
 	return -FI_EBUSY;
@@ -141,7 +144,7 @@ int shm_peer_open(struct shm_region *self, const char *name,
 	int ret;
 
 	if (!shm_region_name_valid(name)) {
-		FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+		WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_CTRL,
 			"not a weft shm region name of this user: %.80s\n",
 			name ? name : "(null)");
 		return -FI_EINVAL;

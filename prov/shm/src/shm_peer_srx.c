@@ -71,7 +71,7 @@ static void shm_peer_srx_drop(struct shm_ep *ep, struct util_match_queue *q)
 		if (su->ops != &shm_srx_ops || ux->ep != ep)
 			continue;
 		util_match_remove_unexp(q, u);
-		util_pool_put(&ep->unexp_pool, ux);
+		shm_unexp_put(ep, ux);
 	}
 }
 

@@ -14,45 +14,61 @@
 /* Held-cell retries between liveness checks of the peer blocking it. */
 #define SHM_HELD_CHECK_MASK 0xfffu
 
+/* Cells other than messages, out of line: the message path keeps no
+ * state across its handler call (it is a tail call). */
+static int __attribute__((noinline))
+shm_cell_handle_ctrl(struct shm_ep *ep, struct shm_conn *conn,
+		     struct shm_cell *cell, const struct shm_cell_hdr *hdr)
+{
+	switch (hdr->op) {
+	case SHM_OP_ACK:
+		shm_tx_handle_ack(ep, conn, hdr, cell->payload);
+		return shm_cell_done(conn, 0);
+	case SHM_OP_WRITE:
+	case SHM_OP_READ:
+		return shm_cell_done(conn, shm_rma_handle(ep, conn, hdr,
+							  cell->payload));
+	case SHM_OP_ATOMIC:
+		return shm_cell_done(conn, shm_atomic_handle(ep, conn, hdr,
+							     cell->payload));
+	case SHM_OP_CTS:
+		shm_split_handle_cts(ep, conn, hdr, cell->payload);
+		return shm_cell_done(conn, 0);
+	case SHM_OP_PUSHED:
+		shm_split_handle_pushed(ep, conn, hdr);
+		return shm_cell_done(conn, 0);
+	default:
+		return shm_cell_done(conn, 0);
+	}
+}
+
+/* 0 (consumed), SHM_CELL_KEPT or -FI_EAGAIN (shm.h). Every handler
+ * gives a consumed cell's credit back to its sender (shm_cell_done, and
+ * the message path its own way). */
 static int shm_cell_handle(struct shm_ep *ep, struct shm_cell *cell,
 			   const struct shm_cell_hdr *hdr)
 {
 	struct shm_conn *conn;
 
+	/* Not ours to answer or credit: a sender of another version, or
+	 * one we cannot name. */
 	if (WEFT_UNLIKELY((hdr->flags & SHM_F_VER_MASK) != SHM_F_VER))
 		return 0;
 	conn = shm_conn_by_src(ep, hdr);
 	if (WEFT_UNLIKELY(!conn))
 		return 0;
-	switch (hdr->op) {
-	case SHM_OP_SEND:
-	case SHM_OP_RTS:
+	if (WEFT_LIKELY(hdr->op == SHM_OP_SEND || hdr->op == SHM_OP_RTS))
 		return shm_rx_handle_msg(ep, conn, hdr, cell->payload);
-	case SHM_OP_ACK:
-		shm_tx_handle_ack(ep, conn, hdr, cell->payload);
-		return 0;
-	case SHM_OP_WRITE:
-	case SHM_OP_READ:
-		return shm_rma_handle(ep, conn, hdr, cell->payload);
-	case SHM_OP_ATOMIC:
-		return shm_atomic_handle(ep, conn, hdr, cell->payload);
-	case SHM_OP_CTS:
-		shm_split_handle_cts(ep, conn, hdr, cell->payload);
-		return 0;
-	case SHM_OP_PUSHED:
-		shm_split_handle_pushed(ep, conn, hdr);
-		return 0;
-	default:
-		return 0;
-	}
+	return shm_cell_handle_ctrl(ep, conn, cell, hdr);
 }
 
 /* 0 when the held cell is gone (handled or dropped). */
 static int shm_held_retry(struct shm_ep *ep)
 {
 	struct shm_conn *conn;
+	int ret = shm_cell_handle(ep, ep->held, &ep->held_hdr);
 
-	if (shm_cell_handle(ep, ep->held, &ep->held_hdr) == -FI_EAGAIN) {
+	if (ret == -FI_EAGAIN) {
 		if (ep->progress_calls & SHM_HELD_CHECK_MASK)
 			return -FI_EAGAIN;
 		conn = shm_conn_by_src(ep, &ep->held_hdr);

@@ -86,7 +86,7 @@ int shm_queue_check_stall(struct shm_region *r)
 		return 0;
 	if (!shm_queue_skip_head(r))
 		return 0;
-	FI_WARN(shm_xport_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_DATA,
 		"shm region %s: skipped queue position %llu claimed by a dead "
 		"producer\n", r->name, (unsigned long long)(r->head - 1));
 	return 1;
@@ -133,7 +133,7 @@ struct shm_cell *shm_queue_poll_slow(struct shm_region *r,
 			}
 			if (!shm_queue_skip_head(r))
 				return NULL;
-			FI_WARN(shm_xport_prov, FI_LOG_EP_DATA,
+			WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_DATA,
 				"shm region %s: dropped a cell with len %u "
 				"src %u\n", r->name, hdr->len, hdr->src);
 			continue;

@@ -97,7 +97,52 @@ struct shm_queue_tx {
 	uint16_t src_gen;
 	uint32_t faulted;		/* ring chunks whose pages we mapped */
 	uint32_t fault_shift;		/* log2 of cells per chunk */
+	/* Credits (shm_region_attr.peer_credits): the count of cells we may
+	 * have claimed before the owner's consumed counter of our slot is
+	 * read again, and how many of them are left (one test and one
+	 * decrement per cell; cells claimed = credit_end - credit_left). */
+	int64_t credit_left;
+	uint64_t credit_end;
+	_Atomic uint64_t *consumed;	/* our slot's, in the owner's region */
+	uint32_t credits;		/* 0: no limit */
 };
+
+/* Start counting credits from the owner's counter as it is now: what an
+ * earlier producer of the slot left unconsumed is not ours. */
+static inline void shm_queue_credit_init(struct shm_queue_tx *q,
+					 _Atomic uint64_t *consumed,
+					 uint32_t credits)
+{
+	q->consumed = consumed;
+	q->credits = credits;
+	/* No limit: more than a process ever sends. */
+	q->credit_left = credits ? credits : INT64_MAX;
+	q->credit_end = atomic_load_explicit(consumed, memory_order_relaxed) +
+			(uint64_t)q->credit_left;
+}
+
+/* Our credits ran out: read the owner's counter. It is the owner's word:
+ * whatever it says only limits us toward that owner (a value that goes
+ * back gives nothing, one far ahead `credits` at each look). */
+static inline bool shm_queue_credit_more(struct shm_queue_tx *q)
+{
+	uint64_t sent = q->credit_end - (uint64_t)q->credit_left;
+	uint64_t end;
+	int64_t left;
+
+	if (!q->credits)
+		return true;
+	end = atomic_load_explicit(q->consumed, memory_order_relaxed) +
+	      q->credits;
+	left = (int64_t)(end - sent);
+	if (left > (int64_t)q->credits)
+		left = q->credits;
+	if (left < 0)
+		left = 0;
+	q->credit_left = left;
+	q->credit_end = sent + (uint64_t)left;
+	return left > 0;
+}
 
 #define SHM_QUEUE_FAULT_CHUNKS 32
 
@@ -127,6 +172,10 @@ static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
 	uint64_t pos = atomic_load_explicit(q->tail, memory_order_relaxed);
 	int tries;
 
+	/* Out of credits: the owner has not consumed enough of ours yet,
+	 * and the cells we would take are the other producers' share. */
+	if (WEFT_UNLIKELY(q->credit_left <= 0) && !shm_queue_credit_more(q))
+		return NULL;
 	/* Bounded: honest contention resolves in a few rounds; a corrupt
 	 * peer region must not make us spin forever (NULL = try later). */
 	for (tries = 0; tries < SHM_RESERVE_TRIES; tries++) {
@@ -148,6 +197,7 @@ static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
 				q->cells, q->cell_size, pos & q->mask);
 
 			q->pos = pos;
+			q->credit_left--;
 			shm_queue_fault_check(q, pos);
 			return cell;
 		}
@@ -156,17 +206,24 @@ static inline struct shm_cell *shm_queue_reserve(struct shm_queue_tx *q)
 }
 
 /* Cells a reserve would find free now (other producers may take them
- * first). Read from the peer's mapping: clamped to the ring. */
-static inline uint64_t shm_queue_free_cells(const struct shm_queue_tx *q)
+ * first), within our credits. Read from the peer's mapping: clamped to
+ * the ring. */
+static inline uint64_t shm_queue_free_cells(struct shm_queue_tx *q)
 {
 	uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed);
 	uint64_t end = atomic_load_explicit(q->released,
 					    memory_order_acquire) +
 		       q->mask + 1;
-	int64_t n = (int64_t)(end - tail);
+	int64_t n = (int64_t)(end - tail), c;
 
-	return n <= 0 ? 0 : (uint64_t)n > q->mask + 1 ? q->mask + 1 :
-							 (uint64_t)n;
+	if (n <= 0)
+		return 0;
+	if ((uint64_t)n > q->mask + 1)
+		n = (int64_t)(q->mask + 1);
+	if (!shm_queue_credit_more(q))
+		return 0;
+	c = q->credit_left;
+	return (uint64_t)(c < n ? c : n);
 }
 
 /* Producer: ask for ownership of the payload lines past the first one of

@@ -15,6 +15,14 @@
 
 static void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m);
 
+/* The entry goes: the cell it copied is consumed, its sender gets the
+ * credit back (SHM_CELL_KEPT). */
+void shm_unexp_put(struct shm_ep *ep, struct shm_unexp *ux)
+{
+	shm_region_credit_gen(ep->region, ux->slot, ux->slot_gen);
+	util_pool_put(&ep->unexp_pool, ux);
+}
+
 static int shm_srx_deliver(struct util_srx *srx,
 			   const struct util_srx_dest *dest,
 			   struct util_srx_unexp *u)
@@ -27,7 +35,7 @@ static int shm_srx_deliver(struct util_srx *srx,
 
 	shm_unexp_info(ux, &m);
 	ret = shm_rx_deliver(ep, dest, &m);
-	util_pool_put(&ep->unexp_pool, ux);
+	shm_unexp_put(ep, ux);
 	return ret;
 }
 
@@ -40,7 +48,7 @@ static void shm_srx_discard(struct util_srx *srx, struct util_srx_unexp *u)
 	(void)srx;
 	if (ux->op == SHM_OP_RTS)
 		shm_ack_send(ep, ux->conn, ux->cookie, 0);
-	util_pool_put(&ep->unexp_pool, ux);
+	shm_unexp_put(ep, ux);
 }
 
 /* Unexpected entries hold nothing outside unexp_pool, freed whole. */
@@ -257,12 +265,14 @@ static int shm_rx_queue_unexp(struct shm_ep *ep, unsigned int cls,
 	ux->conn = m->conn;
 	ux->op = m->op;
 	ux->cflags = m->cflags;
+	ux->slot = m->slot;
+	ux->slot_gen = m->slot_gen;
 	ux->proto = m->proto;
 	ux->len = m->len;
 	ux->cookie = m->cookie;
 	memcpy(ux->payload, m->payload, m->len);
 	util_srx_add_unexp(ep->rx, cls, &ux->srx);
-	return 0;
+	return SHM_CELL_KEPT;
 }
 
 static void shm_unexp_info(struct shm_unexp *ux, struct shm_msg_info *m)
@@ -318,6 +328,8 @@ static bool shm_rx_fast_send(struct shm_ep *ep, struct shm_conn *conn,
 	e = util_srx_first1(ep->rx, tagged, msg.tag);
 	if (!e || conn->rma_busy)
 		return false;
+	/* Taken: the cell is consumed, its sender's credit back. */
+	shm_conn_credit(conn);
 	util_srx_take_first(ep->rx, tagged, e);
 	msg.size = hdr->len;
 	msg.data = hdr->data;
@@ -361,6 +373,7 @@ shm_rx_handle_msg_any(struct shm_ep *ep, struct shm_conn *conn,
 	unsigned int cls = shm_rx_class(hdr->flags);
 	struct shm_msg_info m = {
 		.conn = conn, .op = hdr->op, .cflags = hdr->flags,
+		.slot = hdr->src, .slot_gen = hdr->src_gen,
 		.proto = hdr->proto, .len = hdr->len, .size = hdr->len,
 		.data = hdr->data, .tag = cls != UTIL_SRX_MSG ? hdr->tag : 0,
 		.cookie = hdr->cookie, .payload = payload,
@@ -409,7 +422,8 @@ int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
 	if (WEFT_LIKELY(shm_rx_app_send(hdr)) &&
 	    shm_rx_fast_send(ep, conn, hdr, payload))
 		return 0;
-	return shm_rx_handle_msg_any(ep, conn, hdr, payload);
+	return shm_cell_done(conn,
+			     shm_rx_handle_msg_any(ep, conn, hdr, payload));
 }
 
 void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err)

@@ -181,7 +181,7 @@ int shm_region_hdr_check(const struct shm_region_hdr *hdr, size_t file_size)
 	}
 	if (!why)
 		return 0;
-	FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+	WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_CTRL,
 		"rejecting shm region header: %s\n", why);
 	return -FI_EINVAL;
 }
@@ -293,12 +293,12 @@ static void shm_name_explain(const char *name)
  * lock is taken before the object can be useful to anyone, and reclaim
  * spares young unready objects, so nobody removes it in between. */
 static int shm_region_open_new(struct shm_region *r, const char *short_name,
-			       uint8_t nonce[16])
+			       const char *ns, uint8_t nonce[16])
 {
 	int tries, ret;
 
 	if (short_name) {
-		ret = shm_region_name_build(short_name, r->name);
+		ret = shm_region_name_build(short_name, ns, r->name);
 		if (ret)
 			return ret;
 	}
@@ -333,10 +333,48 @@ static int shm_region_open_new(struct shm_region *r, const char *short_name,
 	return 0;
 }
 
-int shm_region_name_build(const char *short_name, char *buf)
+/* Written once by the provider's init, before any region exists. */
+static char shm_ns[SHM_NS_MAX + 1] = "n";
+
+size_t shm_region_ns_len(const char *s)
+{
+	size_t i;
+
+	if (s[0] == 'n' && s[1] == '-')
+		return 1;
+	if (s[0] != 'j')
+		return 0;
+	for (i = 1; i <= 16; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[17] == '-' ? 17 : 0;
+}
+
+int shm_region_set_namespace(const char *ns)
+{
+	char probe[SHM_NS_MAX + 2];
+	size_t len = strnlen(ns, SHM_NS_MAX + 1);
+
+	if (!len || len > SHM_NS_MAX)
+		return -FI_EINVAL;
+	snprintf(probe, sizeof(probe), "%s-", ns);
+	if (shm_region_ns_len(probe) != len)
+		return -FI_EINVAL;
+	memcpy(shm_ns, ns, len + 1);
+	return 0;
+}
+
+const char *shm_region_namespace(void)
+{
+	return shm_ns;
+}
+
+int shm_region_name_build(const char *short_name, const char *ns, char *buf)
 {
 	size_t i, len = short_name ? strnlen(short_name, SHM_SHORT_NAME_MAX + 1)
 				   : 0;
+	char probe[SHM_NS_MAX + 2];
 
 	for (i = 0; i < len; i++)
 		if (!shm_name_char_ok(short_name[i]))
@@ -347,8 +385,16 @@ int shm_region_name_build(const char *short_name, char *buf)
 			SHM_SHORT_NAME_MAX);
 		return -FI_EINVAL;
 	}
-	snprintf(buf, SHM_NAME_MAX, SHM_NAME_PREFIX "%u-n-%s",
-		 (unsigned)getuid(), short_name);
+	if (!ns)
+		ns = shm_ns;
+	snprintf(probe, sizeof(probe), "%.*s-", SHM_NS_MAX, ns);
+	if (!ns[0] || shm_region_ns_len(probe) != strlen(ns)) {
+		FI_WARN(shm_xport_prov, FI_LOG_EP_CTRL,
+			"bad shm name namespace '%.20s'\n", ns);
+		return -FI_EINVAL;
+	}
+	snprintf(buf, SHM_NAME_MAX, SHM_NAME_PREFIX "%u-%s-%s",
+		 (unsigned)getuid(), ns, short_name);
 	return 0;
 }
 
@@ -376,6 +422,7 @@ static void shm_region_init_shared(struct shm_region *r,
 	h->cells_off = l->cells_off;
 	h->segs_off = l->segs_off;
 	h->seg_data_off = l->seg_data_off;
+	h->peer_credits = r->attr.peer_credits;
 	atomic_init(&h->tail, 0);
 	atomic_init(&h->released, 0);
 	for (i = 0; i < r->attr.cell_count; i++)
@@ -409,8 +456,9 @@ int shm_region_create(const struct shm_region_attr *attr,
 		return -FI_ENOMEM;
 	r->attr = *attr;
 	r->attr.name = NULL;
+	r->attr.ns = NULL;
 	r->pid = getpid();
-	ret = shm_region_open_new(r, attr->name, nonce);
+	ret = shm_region_open_new(r, attr->name, attr->ns, nonce);
 	if (ret)
 		goto free_region;
 	/* Allocate the pages now: tmpfs running out later would be a
@@ -540,6 +588,15 @@ int shm_region_reclaim(void)
 	return n;
 }
 
+void shm_region_credit_gen(struct shm_region *region, uint16_t src,
+			   uint16_t gen)
+{
+	if (src < region->max_peers &&
+	    (uint16_t)atomic_load_explicit(&region->slots[src].gen,
+					   memory_order_relaxed) == gen)
+		shm_region_credit(region, src);
+}
+
 int shm_region_slot_name(struct shm_region *region, uint16_t src, char *buf,
 			 uint32_t *gen)
 {
@@ -560,7 +617,7 @@ int shm_region_slot_name(struct shm_region *region, uint16_t src, char *buf,
 	if (gen)
 		*gen = atomic_load_explicit(&slot->gen, memory_order_relaxed);
 	if (!shm_region_name_valid(buf)) {
-		FI_WARN(shm_xport_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(shm_xport_prov, FI_LOG_EP_DATA,
 			"shm slot %u holds an invalid region name\n", src);
 		return -FI_EINVAL;
 	}

@@ -44,14 +44,18 @@ extern struct fi_provider *shm_xport_prov;
 
 #define SHM_CACHELINE		64
 #define SHM_REGION_MAGIC	0x314d48535446455full	/* "WEFTSHM1" */
-#define SHM_REGION_VERSION	3	/* 2: cells freed by `released`,
-					 * 3: SHM_SLOT_CLOSED */
+#define SHM_REGION_VERSION	4	/* 2: cells freed by `released`,
+					 * 3: SHM_SLOT_CLOSED,
+					 * 4: producer credits */
 #define SHM_NAME_PREFIX		"/weftshm-"
 /* Generated: "/weftshm-<uid>-<pid>-<24 hex of getrandom>"; chosen by the
- * provider: "/weftshm-<uid>-n-<short name>", short name [A-Za-z0-9._:-],
- * at most SHM_SHORT_NAME_MAX. Either plus NUL fits SHM_NAME_MAX. */
+ * provider: "/weftshm-<uid>-<namespace>-<short name>", the namespace "n"
+ * (none) or "j<16 hex>" (a job: shm_region_set_namespace), the short name
+ * [A-Za-z0-9._:-], at most SHM_SHORT_NAME_MAX. Either plus NUL fits
+ * SHM_NAME_MAX. */
 #define SHM_NAME_MAX		80
-#define SHM_SHORT_NAME_MAX	48
+#define SHM_SHORT_NAME_MAX	40
+#define SHM_NS_MAX		17	/* "j" + 16 hex */
 
 /* ---- compile-time defaults: the one place (the provider turns these into
  * fi_param settings and passes them in struct shm_region_attr) ---------- */
@@ -93,11 +97,17 @@ struct shm_region_attr {
 	uint32_t bounce_seg_size;	/* multiple of 4096 */
 	uint32_t bounce_seg_count;	/* 1..64 */
 	enum shm_cma_mode cma_mode;	/* for peers this endpoint opens */
+	/* Cells a producer may have here that the owner has not consumed
+	 * (shm_region_credit), so that one producer cannot keep the queue
+	 * and the owner's buffers to itself; 0: no limit. */
+	uint32_t peer_credits;
 	/* NULL: unguessable generated name. Else the region is created as
-	 * shm_region_name_build(name): -FI_EADDRINUSE while a live owner
-	 * holds it, taken over when its owner is dead. Not copied: only
-	 * read during shm_region_create. */
+	 * shm_region_name_build(name, ns): -FI_EADDRINUSE while a live owner
+	 * holds it, taken over when its owner is dead. ns NULL: this
+	 * process's namespace. Not copied: only read during
+	 * shm_region_create. */
 	const char *name;
+	const char *ns;
 };
 
 /* Shared header, first bytes of the region. Written once by the creator
@@ -122,6 +132,7 @@ struct shm_region_hdr {
 	uint64_t segs_off;
 	uint64_t seg_data_off;
 	_Atomic uint32_t ready;		/* 1 once the creator filled the rest */
+	uint32_t peer_credits;		/* attr.peer_credits */
 	/* Producers' claim counter, alone on its line. */
 	alignas(SHM_CACHELINE) _Atomic uint64_t tail;
 	/* Consumer's release counter (positions below it were consumed),
@@ -152,8 +163,16 @@ struct shm_slot {
 	_Atomic uint64_t claim_pos;	/* queue position being claimed */
 	uint8_t pad1[SHM_CACHELINE - 24];
 	char name[SHM_NAME_MAX];	/* producer's own region name */
-	uint8_t pad2[SHM_CACHELINE * 3 - SHM_NAME_MAX];
+	uint8_t pad2[SHM_CACHELINE * 2 - SHM_NAME_MAX];
+	/* Cells of this slot's producers the owner has consumed, ever:
+	 * written by the owner only, on a line of its own, read by the
+	 * producer only when its credits run out (shm_queue_reserve). */
+	alignas(SHM_CACHELINE) _Atomic uint64_t consumed;
+	uint8_t pad3[SHM_CACHELINE - 8];
 };
+
+_Static_assert(sizeof(struct shm_slot) == 4 * SHM_CACHELINE,
+	       "slot layout");
 
 struct shm_cell;
 struct shm_bounce_seg;
@@ -214,9 +233,20 @@ static inline const char *shm_region_name(const struct shm_region *region)
  * removed, or -FI_E*. Safe to call at any time, from any process. */
 int shm_region_reclaim(void);
 
-/* Full region name of a chosen short name into buf[SHM_NAME_MAX].
- * -FI_EINVAL (logged) when short_name is not [A-Za-z0-9._:-]{1,48}. */
-int shm_region_name_build(const char *short_name, char *buf);
+/* Full region name of a chosen short name in namespace ns (NULL: this
+ * process's) into buf[SHM_NAME_MAX]. -FI_EINVAL (logged) when short_name
+ * is not [A-Za-z0-9._:-]{1,40} or ns is not a namespace. */
+int shm_region_name_build(const char *short_name, const char *ns, char *buf);
+
+/* The namespace of the names this process chooses: "n" (none, the names
+ * of processes started by hand) or "j<16 hex>" (one job's). Set once,
+ * before the first region, by the provider (FI_SHM_JOB); "n" until then.
+ * -FI_EINVAL for anything else. */
+int shm_region_set_namespace(const char *ns);
+const char *shm_region_namespace(void);
+/* Length of the namespace at the start of s ("n" or "j<16 hex>",
+ * followed by '-'), or 0 when s does not start with one. */
+size_t shm_region_ns_len(const char *s);
 
 /* Name syntax check: our prefix, this uid, [A-Za-z0-9._:-] after it,
  * bounded length (so never a '/'). */
@@ -229,6 +259,24 @@ int shm_region_hdr_check(const struct shm_region_hdr *hdr, size_t file_size);
 /* Liveness of the owner of an open region fd: true while its owner holds
  * the lock. One flock() call. */
 bool shm_region_fd_alive(int fd);
+
+/* Owner side: a cell of slot src's producer is consumed (handled, or its
+ * unexpected copy matched): one credit back. One store to a line only
+ * the owner writes. src < max_peers (the queue checked it). */
+static inline void shm_region_credit(struct shm_region *region, uint16_t src)
+{
+	_Atomic uint64_t *c = &region->slots[src].consumed;
+
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) +
+				     1, memory_order_relaxed);
+}
+
+/* Owner side, for a cell consumed long after it was polled (an
+ * unexpected message): only if slot src still has the producer of
+ * generation gen (a new producer of the slot starts with its own
+ * credits). */
+void shm_region_credit_gen(struct shm_region *region, uint16_t src,
+			   uint16_t gen);
 
 /* Owner side: the name of the producer attached at slot src (validated,
  * copied into buf of SHM_NAME_MAX), and its generation. -FI_ENOENT when the

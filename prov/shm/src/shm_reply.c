@@ -160,7 +160,8 @@ void shm_reply_send_data(struct shm_ep *ep, struct shm_conn *conn,
 	if (shm_conn_open_peer(ep, conn))
 		return;
 	if (shm_reply_open(ep, conn, 0, &r)) {
-		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "reply to %s lost: no memory\n",
+		WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
+			"reply to %s lost: no memory\n",
 			conn->name);
 		return;
 	}

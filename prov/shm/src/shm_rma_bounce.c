@@ -120,7 +120,7 @@ static int shm_rma_seg_check(void *arg, size_t off, size_t len)
 		if (!ret && p != (uint8_t *)x->req.local[i].iov_base + off)
 			ret = -FI_ENOKEY;
 		if (ret) {
-			FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+			WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
 				"bounce RMA from %s: region of key %llu no "
 				"longer valid: %s\n", x->conn->name,
 				(unsigned long long)r->key, fi_strerror(-ret));
@@ -172,7 +172,7 @@ int shm_rma_bounce_handle(struct shm_ep *ep, struct shm_conn *conn,
 	x->access = hdr->op == SHM_OP_WRITE ? FI_REMOTE_WRITE : FI_REMOTE_READ;
 	status = shm_rma_parse(hdr, payload, &x->req);
 	if (status)
-		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
 			"malformed bounce RMA request from %s\n", conn->name);
 	else
 		status = shm_rma_map(ep, &x->req, x->access);

@@ -95,7 +95,7 @@ static void shm_split_cma_lost(struct shm_conn *conn)
 {
 	if (!shm_peer_cma(conn->peer))
 		return;
-	FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
 		"CMA read of %s refused after its probe allowed it: its large "
 		"messages are now pushed by it\n", conn->name);
 	shm_peer_cma_lost(conn->peer);
@@ -234,7 +234,7 @@ void shm_split_handle_pushed(struct shm_ep *ep, struct shm_conn *conn,
 		shm_pull_finish(ep, p, p->split_err ? p->split_err : err);
 		return;
 	}
-	FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
 		"PUSHED from %s for no transfer of ours (%llu)\n", conn->name,
 		(unsigned long long)hdr->cookie);
 }
@@ -278,7 +278,7 @@ void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 	ssize_t n;
 
 	if (hdr->len < sizeof(*cts)) {
-		FI_WARN(&shm_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA,
 			"short CTS (%u bytes) from %s\n", hdr->len, conn->name);
 		return;
 	}
@@ -291,7 +291,7 @@ void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 		goto reply;
 	cnt = shm_split_cts_parse(tx, hdr, cts, &off, &len, theirs);
 	if (cnt < 0) {
-		FI_WARN(&shm_prov, FI_LOG_EP_DATA, "bad CTS from %s\n",
+		WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA, "bad CTS from %s\n",
 			conn->name);
 		status = FI_EINVAL;
 		goto reply;

@@ -7,11 +7,14 @@
  * makes the target give its segments back. Bounce segments are forced the
  * way test_shm_prov_rma does (shm_cma_test_refuse). Data is checked
  * byte by byte; endpoint internals only where the property is internal
- * (a mapping, a segment count).
+ * (a mapping, a segment count). A peer that floods an endpoint with
+ * malformed cells gets a few warning lines, not one per cell.
  */
 #include "shm_prov_test.h"
 #include "../src/shm.h"
 #include "../src/shm_bounce.h"
+#include "../../../core/test/capture.h"
+#include "weft/core.h"
 
 static struct tctx T;
 
@@ -416,6 +419,129 @@ static void test_bounce_read_malformed(void **state)
 	t_close(&T);
 }
 
+/* ---- a flood of malformed cells ---------------------------------------- */
+
+#define FLOOD_ROUNDS 2500
+#define FLOOD_KINDS 8
+#define FLOOD_INTERVAL_MS 500	/* FI_LOG_INTERVAL, set in main */
+
+static uint64_t flood_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A producer that writes what it likes: a region of its own (so its slot
+ * names a live region) and a slot in endpoint 0's region. */
+struct raw_peer {
+	struct shm_region *own;
+	struct shm_peer *peer;
+};
+
+/* Its own queue takes endpoint 0's answers: read and dropped. */
+static void raw_drain(struct raw_peer *r)
+{
+	struct shm_cell_hdr h;
+
+	while (shm_queue_poll(r->own, &h))
+		shm_queue_release(r->own);
+}
+
+static void raw_cell(struct raw_peer *r, uint16_t op, uint16_t flags,
+		     uint32_t len, uint32_t proto, uint64_t cookie)
+{
+	struct shm_cell *c;
+	int i;
+
+	for (i = 0; !(c = shm_peer_reserve(r->peer)); i++) {
+		progress(0);
+		raw_drain(r);
+		assert_true(i < 1000000);
+	}
+	memset(c->payload, 0xa5, 256);
+	c->hdr.op = op;
+	c->hdr.flags = flags;
+	c->hdr.len = len;
+	c->hdr.proto = proto;
+	c->hdr.tag = 0;
+	c->hdr.data = 0;
+	c->hdr.cookie = cookie;
+	shm_peer_commit(r->peer, c);
+}
+
+/* One malformed cell of each kind, round after round: kinds that warn
+ * (a cell too long for the queue, a slot naming no region, a PUSHED or a
+ * CTS for no transfer, a malformed bounce RMA request) and kinds that
+ * are refused silently or in the answer (garbage RTS, ATOMIC, ACK, an
+ * unknown opcode). Then endpoint 0 still serves endpoint 1. */
+static void test_flood_malformed_cells(void **state)
+{
+	struct shm_region_attr a;
+	struct raw_peer r;
+	struct capture cap;
+	const char *out;
+	char good_name[SHM_NAME_MAX];
+	uint64_t t0;
+	int i, lines, bound;
+
+	(void)state;
+	t_open(&T, CAPS, 2);
+	shm_region_attr_default(&a);
+	assert_int_equal(shm_region_create(&a, &r.own), 0);
+	assert_int_equal(shm_peer_open(r.own, shm_region_name(iep(0)->region),
+				       &r.peer), 0);
+	/* It ignores its credits (dropped cells never give them back). */
+	shm_queue_credit_init(&r.peer->q, r.peer->q.consumed, 0);
+	memcpy(good_name, r.peer->slot->name, SHM_NAME_MAX);
+	/* The tests before warned from the same places: a fresh interval. */
+	usleep((FLOOD_INTERVAL_MS + 100) * 1000);
+	t0 = flood_now_ms();
+	capture_start(&cap);
+	for (i = 0; i < FLOOD_ROUNDS; i++) {
+		raw_cell(&r, SHM_OP_SEND, SHM_F_VER, UINT32_MAX, 0, 0);
+		raw_cell(&r, SHM_OP_PUSHED, SHM_F_VER, 0, 0, 1000 + i);
+		raw_cell(&r, SHM_OP_CTS, SHM_F_VER, 0, 0, 1000 + i);
+		raw_cell(&r, SHM_OP_WRITE, SHM_F_VER, 8, SHM_COPY_BOUNCE, i);
+		raw_cell(&r, SHM_OP_RTS, SHM_F_VER, 8, 0, i);
+		raw_cell(&r, SHM_OP_ATOMIC, SHM_F_VER, 8, 0, i);
+		raw_cell(&r, SHM_OP_ACK, SHM_F_VER, 0, 0, 0xdead0000u + i);
+		progress(0);
+		/* A new generation under a slot whose name is garbage: the
+		 * endpoint looks the slot up again each time. */
+		memset(r.peer->slot->name, '/', 16);
+		r.peer->q.src_gen++;
+		raw_cell(&r, SHM_OP_MAX, SHM_F_VER, 0, 0, 0);
+		progress(0);
+		r.peer->q.src_gen--;
+		memcpy(r.peer->slot->name, good_name, SHM_NAME_MAX);
+		raw_drain(&r);
+	}
+	for (i = 0; i < 100; i++) {
+		progress(0);
+		raw_drain(&r);
+	}
+	out = capture_stop(&cap);
+	lines = capture_count(out, "libfabric:");
+	/* One line per warning site and FI_LOG_INTERVAL. */
+	bound = FLOOD_KINDS *
+		(int)(2 + (flood_now_ms() - t0) / FLOOD_INTERVAL_MS);
+	print_message("%d malformed cells: %d warning lines (bound %d)\n",
+		      FLOOD_ROUNDS * FLOOD_KINDS, lines, bound);
+	if (lines > bound)
+		print_message("first lines:\n%.2000s\n", out);
+	assert_true(lines > 0);
+	assert_true(lines <= bound);
+	capture_free(&cap);
+
+	shm_peer_close(r.peer);
+	shm_region_close(r.own);
+	send_recv(1, T.addr[0], 0, SMALL, 21);
+	send_recv(0, T.addr[1], 1, SMALL, 22);
+	t_close(&T);
+}
+
 #define T_BOTH(f)							\
 	{ "cma/" #f, f, setup_cma, teardown, NULL },			\
 	{ "bounce/" #f, f, setup_bounce, teardown, NULL }
@@ -433,7 +559,11 @@ int main(void)
 		T_BOTH(test_av_remove_unconsumed),
 		T_BOUNCE(test_bounce_fair_share),
 		T_BOUNCE(test_bounce_read_malformed),
+		T_BOUNCE(test_flood_malformed_cells),
 	};
 
+	/* The flood test counts warning lines: they must be on. */
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	setenv("FI_LOG_INTERVAL", "500", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

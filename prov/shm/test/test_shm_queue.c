@@ -146,6 +146,69 @@ static void test_full(void **state)
 }
 
 /* A cell whose header is out of range is skipped, not delivered. */
+/* Credits: a producer may have peer_credits cells the owner has not
+ * consumed (shm_region_credit), however free the ring is; the owner's
+ * counter, whatever it says, gives at most peer_credits at each look. */
+static void test_credits(void **state)
+{
+	struct shm_region_attr a;
+	struct shm_region *rx, *tx;
+	struct shm_peer *p;
+	uint16_t src, gen;
+	int i;
+
+	(void)state;
+	shm_region_attr_default(&a);
+	a.cell_count = 16;
+	a.cell_size = 256;
+	a.peer_credits = 4;
+	assert_int_equal(shm_region_create(&a, &rx), 0);
+	assert_int_equal(shm_region_create(NULL, &tx), 0);
+	assert_int_equal(shm_peer_open(tx, shm_region_name(rx), &p), 0);
+	src = p->q.src;
+	gen = p->q.src_gen;
+
+	for (i = 0; i < 4; i++)
+		q_send(p, (uint64_t)i, 8);
+	assert_null(shm_peer_reserve(p));
+	/* Polled and handed back, but not consumed: still no credit. */
+	for (i = 0; i < 4; i++) {
+		q_expect(rx, (uint64_t)i, 8, src);
+		shm_queue_release(rx);
+	}
+	assert_null(shm_peer_reserve(p));
+	assert_int_equal(shm_queue_free_cells(&p->q), 0);
+
+	shm_region_credit(rx, src);
+	shm_region_credit(rx, src);
+	assert_int_equal(shm_queue_free_cells(&p->q), 2);
+	q_send(p, 4, 8);
+	q_send(p, 5, 8);
+	assert_null(shm_peer_reserve(p));
+	/* Another producer's generation of the slot: not ours. */
+	shm_region_credit_gen(rx, src, (uint16_t)(gen + 1));
+	assert_null(shm_peer_reserve(p));
+	shm_region_credit_gen(rx, src, gen);
+	q_send(p, 6, 8);
+	assert_null(shm_peer_reserve(p));
+
+	/* A counter far ahead: peer_credits more at a time, not more. */
+	atomic_store(&rx->slots[src].consumed, UINT64_MAX / 2);
+	assert_int_equal(shm_queue_free_cells(&p->q), 4);
+	/* Gone back: what was granted is used, then nothing. */
+	atomic_store(&rx->slots[src].consumed, 0);
+	for (i = 7; i < 11; i++)
+		q_send(p, (uint64_t)i, 8);
+	assert_null(shm_peer_reserve(p));
+	assert_int_equal(shm_queue_free_cells(&p->q), 0);
+	for (i = 4; i < 11; i++)
+		q_expect(rx, (uint64_t)i, 8, src);
+
+	shm_peer_close(p);
+	shm_region_close(tx);
+	shm_region_close(rx);
+}
+
 static void test_invalid_cell_dropped(void **state)
 {
 	struct q_pair *qp = *state;
@@ -504,6 +567,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hold_then_release,
 						q_setup, q_teardown),
 		cmocka_unit_test_setup_teardown(test_full, q_setup, q_teardown),
+		cmocka_unit_test(test_credits),
 		cmocka_unit_test_setup_teardown(test_invalid_cell_dropped,
 						q_setup, q_teardown),
 		cmocka_unit_test_setup_teardown(test_two_senders, q_setup,

@@ -4,6 +4,7 @@
  */
 #include "weft/compat.h"
 #include "../src/shm_transport.h"
+#include "../src/shm_addr.h"
 #include "shm_test_util.h"
 
 #include <fcntl.h>
@@ -104,6 +105,79 @@ static void test_named(void **state)
 	assert_int_equal(shm_region_create(&a, &r), -FI_EINVAL);
 	a.name = "0123456789012345678901234567890123456789012345678";
 	assert_int_equal(shm_region_create(&a, &r), -FI_EINVAL);
+}
+
+/* Chosen names in a job's namespace: the same short name in two
+ * namespaces is two regions; addresses of our namespace are the short
+ * name, of another the full name, and a full chosen name creates in the
+ * namespace it names. */
+static void test_named_namespace(void **state)
+{
+	static const char *const bad[] = {
+		"", "m", "j", "jabc", "j0123456789ABCDEF", "j0123456789abcdeg",
+		"j0123456789abcdef0", "n-", "n0",
+	};
+	const char *job = "j0123456789abcdef";
+	char want[SHM_NAME_MAX], addr[SHM_ADDR_LEN], full[SHM_ADDR_LEN];
+	char region[SHM_NAME_MAX], short_name[SHM_ADDR_NAME_MAX + 1];
+	char ns[SHM_NS_MAX + 1];
+	struct shm_region_attr a;
+	struct shm_region *r, *r2;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(shm_region_set_namespace(bad[i]), -FI_EINVAL);
+	assert_string_equal(shm_region_namespace(), "n");
+	assert_int_equal(shm_region_set_namespace(job), 0);
+
+	shm_region_attr_default(&a);
+	a.name = "nsx";
+	assert_int_equal(shm_region_create(&a, &r), 0);
+	snprintf(want, sizeof(want), "/weftshm-%u-%s-nsx", (unsigned)getuid(),
+		 job);
+	assert_string_equal(shm_region_name(r), want);
+	/* The same short name without a job: another region. */
+	a.ns = "n";
+	assert_int_equal(shm_region_create(&a, &r2), 0);
+	snprintf(want, sizeof(want), "/weftshm-%u-n-nsx", (unsigned)getuid());
+	assert_string_equal(shm_region_name(r2), want);
+
+	assert_int_equal(shm_addr_from_region(shm_region_name(r), addr,
+					      sizeof(addr)), 0);
+	assert_string_equal(addr, "fi_shm://nsx");
+	assert_int_equal(shm_addr_to_region(addr, sizeof(addr), region,
+					    sizeof(region)), 0);
+	assert_string_equal(region, shm_region_name(r));
+	assert_int_equal(shm_addr_from_region(shm_region_name(r2), full,
+					      sizeof(full)), 0);
+	snprintf(want, sizeof(want), "fi_shm://weftshm-%u-n-nsx",
+		 (unsigned)getuid());
+	assert_string_equal(full, want);
+	assert_int_equal(shm_addr_to_region(full, sizeof(full), region,
+					    sizeof(region)), 0);
+	assert_string_equal(region, shm_region_name(r2));
+	assert_int_equal(shm_addr_chosen(full, sizeof(full), short_name,
+					 sizeof(short_name), ns), 0);
+	assert_string_equal(short_name, "nsx");
+	assert_string_equal(ns, "n");
+	assert_int_equal(shm_addr_chosen(addr, sizeof(addr), short_name,
+					 sizeof(short_name), ns), 0);
+	assert_string_equal(short_name, "nsx");
+	assert_string_equal(ns, "");
+	/* Another user's, or a generated region's: nothing to create. */
+	snprintf(full, sizeof(full), "fi_shm://weftshm-%u-n-nsx",
+		 (unsigned)getuid() + 1);
+	assert_int_equal(shm_addr_chosen(full, sizeof(full), short_name,
+					 sizeof(short_name), ns), -FI_EINVAL);
+	snprintf(full, sizeof(full), "fi_shm://weftshm-%u-123-0123456789ab",
+		 (unsigned)getuid());
+	assert_int_equal(shm_addr_chosen(full, sizeof(full), short_name,
+					 sizeof(short_name), ns), -FI_EINVAL);
+
+	shm_region_close(r2);
+	shm_region_close(r);
+	assert_int_equal(shm_region_set_namespace("n"), 0);
 }
 
 /* A child creates a region and vanishes without cleanup (as if killed):
@@ -377,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_names_unguessable),
 		cmocka_unit_test(test_attr_check),
 		cmocka_unit_test(test_named),
+		cmocka_unit_test(test_named_namespace),
 		cmocka_unit_test(test_named_takeover),
 		cmocka_unit_test(test_reclaim),
 		cmocka_unit_test(test_reclaim_spares_young_unready),

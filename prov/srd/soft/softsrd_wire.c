@@ -375,7 +375,7 @@ static ssize_t softsrd_rx_crc(struct softsrd_ctx *ctx, const uint8_t *buf,
 	len -= SOFTSRD_CRC_LEN;
 	memcpy(&want, buf + len, sizeof(want));
 	if (softsrd_crc32c(0, buf, len) != le32toh(want)) {
-		FI_WARN_SPARSE(softsrd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(softsrd_prov, FI_LOG_EP_DATA,
 			       "datagram with a wrong CRC32C: dropped\n");
 		return -1;
 	}

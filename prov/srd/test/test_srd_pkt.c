@@ -16,6 +16,7 @@
 #include "../src/dev/srd_dev.h"
 #include "../src/rdm/srd_rdm.h"
 #include "../src/rdm/srd_pkt.h"
+#include "weft/core.h"
 #include "weft/util_atomic.h"
 #include "../../../core/test/capture.h"
 
@@ -725,5 +726,9 @@ int main(void)
 		cmocka_unit_test(test_fuzz),
 	};
 
+	/* Every case reads its own log line: the rate limit of dropped
+	 * packets' warnings (WEFT_WARN_SPARSE) off. */
+	setenv("FI_LOG_INTERVAL", "0", 1);
+	weft_log_configure();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

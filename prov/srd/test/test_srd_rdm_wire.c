@@ -3,9 +3,10 @@
  * The srd RDM endpoint against a hand-driven peer: a raw SRD QP of the
  * device layer (softsrd) that speaks the wire format directly. It checks
  * the handshake from an unknown address, that malformed or forged packets
- * are dropped without a completion (and the endpoint keeps working), and
- * that out-of-order messages and MEDIUM segments are matched in msg_id
- * order and reassembled by offset.
+ * are dropped without a completion (and the endpoint keeps working), that
+ * a flood of them gets a few warning lines, not one each, and that
+ * out-of-order messages and MEDIUM segments are matched in msg_id order
+ * and reassembled by offset.
  */
 #include "test_srd_rdm_common.h"
 #include "../src/dev/srd_dev.h"
@@ -15,6 +16,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../../core/test/capture.h"
 
 #define SLOTS 16
 #define SLOT 9216
@@ -284,6 +289,84 @@ static void test_forged_and_malformed_dropped(void **state)
 	tfab_close(&f);
 }
 
+/* The forged and malformed packets above, again and again, from a peer
+ * that did the handshake: every one is dropped, the warnings are a few
+ * lines per kind and FI_LOG_INTERVAL. */
+#define FLOOD_ROUNDS 1000
+#define FLOOD_KINDS 8
+
+#define FLOOD_INTERVAL_MS 500	/* FI_LOG_INTERVAL, set in main */
+
+static uint64_t flood_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void test_forged_flood(void **state)
+{
+	struct tfab f;
+	struct raw r;
+	uint8_t pkt[1024], payload[64];
+	struct srd_ep_name other;
+	struct srd_pkt_ctrl c;
+	struct capture cap;
+	const char *out;
+	uint64_t t0;
+	int i, lines, bound;
+	size_t n;
+
+	(void)state;
+	tfab_open(&f, 0, true);
+	raw_open(&r, f.b.name);
+	memset(payload, 0xab, sizeof(payload));
+	raw_handshake(&f, &r);
+	other = r.name;
+	other.qpn ^= 1;
+	/* The tests before warned from the same places: a fresh interval. */
+	usleep((FLOOD_INTERVAL_MS + 100) * 1000);
+	t0 = flood_now_ms();
+	capture_start(&cap);
+	for (i = 0; i < FLOOD_ROUNDS; i++) {
+		raw_send(&f, &r, "xyz", 3);
+		n = msg_build(&r, pkt, SRD_PKT_EAGER, 0, 8, 0, payload, 8);
+		((struct srd_pkt_base *)pkt)->peer_id = 999;
+		raw_send(&f, &r, pkt, n);
+		((struct srd_pkt_base *)pkt)->peer_id = 0;
+		raw_send(&f, &r, pkt, n);
+		raw_send(&f, &r, pkt,
+			 hello_build(&r, SRD_PKT_HELLO, pkt, &other));
+		n = msg_build(&r, pkt, SRD_PKT_EAGER, 0, 9, 0, payload, 8);
+		raw_send(&f, &r, pkt, n);
+		n = msg_build(&r, pkt, SRD_PKT_MEDIUM, 0, 16, 12, payload, 8);
+		raw_send(&f, &r, pkt, n);
+		memset(&c, 0, sizeof(c));
+		base_fill(&c.base, SRD_PKT_CTS, 0, r.id_at_peer);
+		c.tx_id = 12345 + (uint32_t)i;
+		c.len = 8;
+		raw_send(&f, &r, &c, sizeof(c));
+		base_fill(&c.base, SRD_PKT_READ_DONE, 0, r.id_at_peer);
+		raw_send(&f, &r, &c, sizeof(c));
+	}
+	settle(&f, &r);
+	out = capture_stop(&cap);
+	lines = capture_count(out, "libfabric:");
+	bound = FLOOD_KINDS *
+		(int)(2 + (flood_now_ms() - t0) / FLOOD_INTERVAL_MS);
+	print_message("%d forged packets: %d warning lines (bound %d)\n",
+		      FLOOD_ROUNDS * FLOOD_KINDS, lines, bound);
+	if (lines > bound)
+		print_message("first lines:\n%.1500s\n", out);
+	assert_true(lines > 0);
+	assert_true(lines <= bound);
+	capture_free(&cap);
+	assert_int_equal(f.b.n, 0);
+	raw_close(&r);
+	tfab_close(&f);
+}
+
 /* Messages 2, 1, then 0 in three MEDIUM segments sent backwards with a
  * late duplicate: matched 0, 1, 2 in that order and reassembled. */
 static void test_reorder_and_reassembly(void **state)
@@ -345,9 +428,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forged_and_malformed_dropped),
+		cmocka_unit_test(test_forged_flood),
 		cmocka_unit_test(test_reorder_and_reassembly),
 	};
 
 	tfab_env();
+	/* test_forged_flood counts warning lines: they must be on. */
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	setenv("FI_LOG_INTERVAL", "500", 1);
 	return cmocka_run_group_tests_name("srd_rdm_wire", tests, NULL, NULL);
 }

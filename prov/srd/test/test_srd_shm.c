@@ -18,6 +18,9 @@
  * -x kill: rank 1 dies by SIGKILL; rank 0's send to it through shm (a
  * rendezvous that waits for the receiver) ends with an error completion
  * within SHM_KILL_MAX_S seconds.
+ * -x jobs: as shm, each rank in a job of its own (FI_SHM_JOB): srd's shm
+ * addresses carry no job namespace, so peers of two jobs still go through
+ * shm.
  */
 #define _GNU_SOURCE
 #include "common/ft.h"
@@ -42,6 +45,14 @@
 #define SHM_KILL_MAX_S 15
 
 enum shm_mode { SHM_MODE_SHM, SHM_MODE_DEVICE, SHM_MODE_OFF, SHM_MODE_KILL };
+
+/* -x jobs: mode shm with every rank in a job of its own (FI_SHM_JOB). */
+static bool shm_jobs(struct ft_ctx *ctx)
+{
+	const char *x = ctx->opts->xopt;
+
+	return x && !strcmp(x, "jobs");
+}
 
 static enum shm_mode shm_mode(struct ft_ctx *ctx)
 {
@@ -469,6 +480,13 @@ static int shm_run(struct ft_ctx *ctx)
 
 	ctx->cq_readfrom = true;
 	ctx->pre_enable = shm_pre_enable;
+	/* Before the library reads it (the launcher never calls it). */
+	if (shm_jobs(ctx)) {
+		char job[32];
+
+		snprintf(job, sizeof(job), "srdjob%d", ctx->rank);
+		setenv("FI_SHM_JOB", job, 1);
+	}
 	rc = ft_open(ctx);
 	if (rc)
 		goto close;

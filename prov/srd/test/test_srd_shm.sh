@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # srd's peers of one host through shm (test_srd_shm.c, data checked):
-# two and four ranks on this host through shm; a peer killed with SIGKILL
+# two and four ranks on this host through shm, also ranks of two jobs
+# (FI_SHM_JOB; srd's shm names have no job namespace); a peer killed with SIGKILL
 # (error completion in bounded time); the device path with
 # FI_SRD_USE_SHM=0 and with FI_OPT_SHARED_MEMORY_PERMITTED false (shm
 # carries nothing); then two network namespaces, standing in for two
@@ -13,7 +14,7 @@
 
 : "${top_builddir:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 PROG=$top_builddir/prov/srd/test/test_srd_shm
-NTESTS=7
+NTESTS=8
 
 echo "1..$NTESTS"
 n=0
@@ -55,6 +56,8 @@ run "2 ranks on one host through shm" FI_SRD_SOFT_ADDR=127.0.0.1 \
 	FI_SRD_USE_SHM=1 "$PROG" -p srd -n 2 -x shm
 run "4 ranks on one host through shm" FI_SRD_SOFT_ADDR=127.0.0.1 \
 	FI_SRD_USE_SHM=1 "$PROG" -p srd -n 4 -x shm
+run "ranks of different jobs (FI_SHM_JOB) through shm" \
+	FI_SRD_SOFT_ADDR=127.0.0.1 FI_SRD_USE_SHM=1 "$PROG" -p srd -n 2 -x jobs
 run "FI_SRD_USE_SHM=0: the device carries everything" \
 	FI_SRD_SOFT_ADDR=127.0.0.1 FI_SRD_USE_SHM=0 "$PROG" -p srd -n 2 \
 	-x device

@@ -179,7 +179,7 @@ void tcp_conn_accepted(struct tcp_ep *ep, int fd)
 	tcp_sock_setup(ep, fd);
 	c = tcp_conn_new(ep, fd, TCP_CONN_ACCEPTED);
 	if (!c) {
-		FI_WARN(&tcp_prov, FI_LOG_EP_CTRL,
+		WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_CTRL,
 			"no memory for an incoming connection\n");
 		close(fd);
 		return;

@@ -153,7 +153,8 @@ static void tcp_epoll_accept(struct tcp_ep *ep, struct tcp_listener *l)
 		if (errno == EINTR || errno == ECONNABORTED)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			FI_WARN(&tcp_prov, FI_LOG_EP_CTRL, "accept: %s\n",
+			WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_CTRL,
+				"accept: %s\n",
 				strerror(errno));
 		return;
 	}

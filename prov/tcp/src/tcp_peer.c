@@ -26,7 +26,8 @@ struct tcp_peer *tcp_peer_get(struct tcp_ep *ep, const union tcp_addr *addr)
 		return peer;
 	peer = calloc(1, sizeof(*peer));
 	if (!peer) {
-		FI_WARN(&tcp_prov, FI_LOG_EP_CTRL, "no memory for a peer\n");
+		WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_CTRL,
+			"no memory for a peer\n");
 		return NULL;
 	}
 	memcpy(&peer->addr, addr, len);
@@ -175,7 +176,7 @@ void tcp_peer_fail(struct tcp_ep *ep, struct tcp_peer *peer, int err,
 	struct tcp_tx *wait = peer->wait_head;
 	char buf[64];
 
-	FI_WARN(&tcp_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_DATA,
 		"peer %s: %s (%s): its operations fail\n",
 		tcp_addr_str(&peer->addr, buf, sizeof(buf)), why,
 		fi_strerror(err));

@@ -103,7 +103,7 @@ static void tcp_recv_ack(struct tcp_ep *ep, struct tcp_peer *peer,
 			     .status = (uint32_t)status };
 
 	if (tcp_send_ctrl(ep, peer, &h))
-		FI_WARN(&tcp_prov, FI_LOG_EP_DATA, "ACK not sent\n");
+		WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_DATA, "ACK not sent\n");
 }
 
 static void tcp_recv_cts(struct tcp_ep *ep, struct tcp_peer *peer,
@@ -113,7 +113,7 @@ static void tcp_recv_cts(struct tcp_ep *ep, struct tcp_peer *peer,
 			     .size = size };
 
 	if (tcp_send_ctrl(ep, peer, &h))
-		FI_WARN(&tcp_prov, FI_LOG_EP_DATA, "CTS not sent\n");
+		WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_DATA, "CTS not sent\n");
 }
 
 /* A matched RTS: grant what fits in dest, or end it at once. */
@@ -135,7 +135,7 @@ static void tcp_recv_rts_matched(struct tcp_ep *ep, struct tcp_peer *peer,
 	}
 	x = tcp_xfer_get(ep, peer);
 	if (!x) {
-		FI_WARN(&tcp_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_DATA,
 			"too many rendezvous receives in flight\n");
 		tcp_recv_ack(ep, peer, id, FI_ENOMEM);
 		util_srx_complete(&ep->srx, dest, msg, 0, FI_ENOMEM, 0);
@@ -276,7 +276,7 @@ static int __attribute__((noinline)) tcp_recv_coll_refused(struct tcp_conn *c)
 {
 	char buf[64];
 
-	FI_WARN(&tcp_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_DATA,
 		"peer %s sent a collective-class frame to an endpoint opened "
 		"without FI_COLLECTIVE\n",
 		tcp_addr_str(&c->peer->addr, buf, sizeof(buf)));

@@ -185,7 +185,8 @@ void tcp_rma_write_end(struct tcp_conn *c)
 	if (!c->sink.status)
 		tcp_rma_target_events(c->ep, c->peer, FI_REMOTE_WRITE, &c->rh);
 	if (tcp_send_ctrl(c->ep, c->peer, &h))
-		FI_WARN(&tcp_prov, FI_LOG_EP_DATA, "write ACK not sent\n");
+		WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_DATA,
+			"write ACK not sent\n");
 }
 
 int tcp_rma_read_req(struct tcp_conn *c)

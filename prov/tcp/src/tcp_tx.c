@@ -49,7 +49,7 @@ struct tcp_tx *tcp_tx_ctrl(struct tcp_ep *ep)
 	struct tcp_tx *tx = util_pool_get(&ep->ctrl_pool);
 
 	if (!tx) {
-		FI_WARN(&tcp_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_DATA,
 			"no memory for a control frame\n");
 		return NULL;
 	}

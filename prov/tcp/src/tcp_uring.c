@@ -362,7 +362,7 @@ static void tcp_uring_on_accept(struct tcp_ep *ep, struct tcp_listener *l,
 		tcp_conn_accepted(ep, res);
 	else if (res != -EINTR && res != -ECONNABORTED && res != -EAGAIN &&
 		 res != -ECANCELED)
-		FI_WARN(&tcp_prov, FI_LOG_EP_CTRL, "accept: %s\n",
+		WEFT_WARN_SPARSE(&tcp_prov, FI_LOG_EP_CTRL, "accept: %s\n",
 			strerror(-res));
 	tcp_uring_arm_accept(ep, l);
 }

@@ -4,9 +4,11 @@
  * endpoint bytes no weft endpoint would (before the handshake, in it,
  * after it, a payload cut short). Each time the endpoint drops that
  * connection, fails what was pending toward that peer with an error
- * completion, and goes on serving its other peers.
+ * completion, and goes on serving its other peers. Peers that do it again
+ * and again get a few warning lines, not a few per peer.
  */
 #include "tcp_test.h"
+#include "../../../core/test/capture.h"
 
 static struct tctx T;
 
@@ -404,6 +406,48 @@ static void test_payload_cut_short(void **state)
 	t_pair_works();
 }
 
+/* ---- the same, again and again: the log stays short ----------------- */
+
+#define FLOOD_PEERS 200
+#define FLOOD_SITES 4	/* warnings a round may raise: see below */
+#define FLOOD_INTERVAL_MS 500	/* FI_LOG_INTERVAL, set in main */
+
+static void test_flood_bad_peers(void **state)
+{
+	struct tcp_hdr coll = { .op = TCP_OP_MSG,
+				.flags = TCP_F_TAGGED | TCP_F_COLL };
+	struct tcp_hdr cts = { .op = TCP_OP_CTS, .id = 0x7777 };
+	struct capture cap;
+	const char *out;
+	double t0;
+	int i, lines, bound;
+
+	(void)state;
+	/* The tests before warned from the same places: a fresh interval. */
+	usleep((FLOOD_INTERVAL_MS + 100) * 1000);
+	t0 = t_now();
+	capture_start(&cap);
+	/* Each round a peer fails (a warning naming it) after a frame
+	 * that may warn too (the collective class). */
+	for (i = 0; i < FLOOD_PEERS; i++) {
+		if (i % 2)
+			t_fake_frame(&coll, NULL);
+		else
+			t_fake_frame(&cts, NULL);
+	}
+	out = capture_stop(&cap);
+	lines = capture_count(out, "libfabric:");
+	bound = FLOOD_SITES *
+		(int)(2 + (t_now() - t0) * 1000 / FLOOD_INTERVAL_MS);
+	print_message("%d peers failed on bad frames: %d warning lines "
+		      "(bound %d)\n", FLOOD_PEERS, lines, bound);
+	if (lines > bound)
+		print_message("first lines:\n%.1500s\n", out);
+	assert_true(lines > 0);
+	assert_true(lines <= bound);
+	capture_free(&cap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,7 +466,11 @@ int main(void)
 		cmocka_unit_test(test_read_resp_wrong_len),
 		cmocka_unit_test(test_ack_reserved),
 		cmocka_unit_test(test_payload_cut_short),
+		cmocka_unit_test(test_flood_bad_peers),
 	};
 
+	/* test_flood_bad_peers counts warning lines: they must be on. */
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	setenv("FI_LOG_INTERVAL", "500", 1);
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -86,32 +86,34 @@ void srd_ep_name_build(const struct srd_dev_qp *qp, struct srd_ep_name *name)
 int srd_ep_name_parse(const void *buf, size_t len, struct srd_ep_name *name)
 {
 	if (!buf || len < sizeof(*name)) {
-		FI_WARN(&srd_prov, FI_LOG_AV,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_AV,
 			"endpoint name of %zu bytes, need %zu\n", len,
 			sizeof(*name));
 		return -FI_EINVAL;
 	}
 	memcpy(name, buf, sizeof(*name));
 	if (name->version != SRD_EP_NAME_VERSION) {
-		FI_WARN(&srd_prov, FI_LOG_AV,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_AV,
 			"endpoint name version %u, this build speaks %u\n",
 			name->version, SRD_EP_NAME_VERSION);
 		return -FI_EINVAL;
 	}
 	if ((name->flags & ~SRD_EP_NAME_F_SHM) || name->reserved[0] ||
 	    name->reserved[1]) {
-		FI_WARN(&srd_prov, FI_LOG_AV,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_AV,
 			"endpoint name with unknown flags 0x%x or reserved "
 			"bytes set\n", name->flags);
 		return -FI_EINVAL;
 	}
 	if (name->qpn & ~SRD_QPN_MASK) {
-		FI_WARN(&srd_prov, FI_LOG_AV, "endpoint name with qpn 0x%x\n",
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_AV,
+			"endpoint name with qpn 0x%x\n",
 			name->qpn);
 		return -FI_EINVAL;
 	}
 	if (!name->qkey || (name->qkey & ~SRD_QKEY_MASK)) {
-		FI_WARN(&srd_prov, FI_LOG_AV, "endpoint name with qkey 0x%x\n",
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_AV,
+			"endpoint name with qkey 0x%x\n",
 			name->qkey);
 		return -FI_EINVAL;
 	}

@@ -129,14 +129,14 @@ struct srd_peer *srd_peer_by_id(struct srd_ep *ep, uint32_t id,
 	struct srd_peer *peer;
 
 	if (WEFT_UNLIKELY(id >= ep->peer_count)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"packet from qpn %u with unknown peer id %u: dropped\n",
 			src_qp, id);
 		return NULL;
 	}
 	peer = ep->peers[id];
 	if (WEFT_UNLIKELY(!peer || peer->name.qpn != src_qp)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"packet from qpn %u claims peer id %u of qpn %u: dropped\n",
 			src_qp, id, peer ? peer->name.qpn : 0);
 		return NULL;
@@ -212,7 +212,7 @@ static struct srd_peer *srd_peer_from_hello(struct srd_ep *ep,
 	if (srd_ep_name_parse(h->name, sizeof(h->name), &name))
 		return NULL;
 	if (name.qpn != wc->src_qp) {
-		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_CTRL,
 			"HELLO naming qpn %u came from qpn %u: dropped\n",
 			name.qpn, wc->src_qp);
 		return NULL;
@@ -236,13 +236,13 @@ void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 		return;
 	peer = srd_peer_from_hello(ep, wc, h);
 	if (!peer) {
-		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_CTRL,
 			"%s from qpn %u for no known peer: dropped\n",
 			srd_pkt_type_str(h->base.type), wc->src_qp);
 		return;
 	}
 	if (h->base.type == SRD_PKT_HELLO_ACK && h->base.peer_id != peer->id) {
-		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_CTRL,
 			"HELLO_ACK for peer id %u, ours is %u: dropped\n",
 			h->base.peer_id, peer->id);
 		return;
@@ -254,7 +254,7 @@ void srd_peer_handle_hello(struct srd_ep *ep, const struct srd_dev_wc *wc,
 		peer->state = SRD_PEER_READY;
 	if (h->base.type == SRD_PKT_HELLO &&
 	    srd_peer_hello_send(ep, peer, SRD_PKT_HELLO_ACK))
-		FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_CTRL,
 			"no packet buffer for HELLO_ACK to qpn %u\n",
 			peer->name.qpn);
 	srd_peer_schedule(ep, peer);

@@ -28,7 +28,7 @@ struct srd_pkt_check {
 static int srd_pkt_bad(const char *type, const char *what,
 		       unsigned long long val)
 {
-	FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 		"dropping %s packet: bad %s (%llu / 0x%llx)\n", type, what, val,
 		val);
 	return -FI_EINVAL;

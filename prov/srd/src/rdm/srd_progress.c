@@ -110,7 +110,7 @@ static void srd_ep_rx_pkt(struct srd_ep *ep, const struct srd_dev_wc *wc,
 	if (WEFT_UNLIKELY(!peer))
 		return;
 	if (WEFT_UNLIKELY(!ep->pkt_route[type].handle)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"%s from qpn %u: no protocol here takes it, dropped\n",
 			srd_pkt_type_str(type), peer->name.qpn);
 		return;

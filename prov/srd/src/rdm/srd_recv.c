@@ -263,7 +263,7 @@ static void srd_rx_unexpected(struct srd_ep *ep, unsigned int cls,
 	bool cq_data = m->flags & SRD_PKT_F_CQ_DATA;
 
 	if (!ux) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"no memory for an unexpected message of %llu bytes: "
 			"dropped\n", (unsigned long long)m->total_len);
 		return;
@@ -306,7 +306,7 @@ static int srd_rx_check(struct srd_ep *ep, const struct srd_msg_info *m,
 	else
 		ret = m->proto->rx_check(ep, m);
 	if (ret)
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"%s from qpn %u: bad lengths (total %llu offset %llu "
 			"segment %u in %zu bytes): dropped\n",
 			srd_pkt_type_str(m->type), m->peer->name.qpn,
@@ -355,7 +355,7 @@ static bool srd_rx_msg_one(struct srd_ep *ep, struct srd_peer *peer,
 	case SRD_REORDER_HELD:
 		return false;
 	default:
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"no memory to hold message %u from qpn %u: dropped\n",
 			m.msg_id, peer->name.qpn);
 		return false;

@@ -301,7 +301,7 @@ bool srd_rma_defer(struct srd_ep *ep, struct srd_peer *peer, const void *pkt,
 	struct srd_rma_defer *d = util_pool_get(&ep->rma->defer_pool);
 
 	if (!d || len > ep->pkt_size) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"%s from qpn %u: no room to answer later, dropped\n",
 			srd_pkt_type_str(((const struct srd_pkt_base *)pkt)->type),
 			peer->name.qpn);

@@ -215,7 +215,7 @@ void srd_peer_report(struct srd_ep *ep, struct srd_peer *peer,
 	(void)ep;
 	if (srd_ep_name_str(&peer->name, name, sizeof(name)))
 		snprintf(name, sizeof(name), "qpn %u", peer->name.qpn);
-	FI_WARN(&srd_prov, FI_LOG_EP_DATA, "%s\n",
+	WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA, "%s\n",
 		srd_dev_err_format(prov_errno, name, msg, sizeof(msg)));
 }
 

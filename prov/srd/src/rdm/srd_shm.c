@@ -102,8 +102,13 @@ uint64_t srd_host_key(void)
 	return srd_host_key_value;
 }
 
-/* "fi_shm://wsrd-<qpn>-<hash of gid, qkey, host>", NUL padded: unique on
- * the host as the srd name is. */
+/* "fi_shm://weftshm-<uid>-n-wsrd-<qpn>-<hash of gid, qkey, host>", NUL
+ * padded: unique on the host as the srd name is, so it needs no job
+ * namespace, and it must have none: peers of two jobs (MPI_Comm_spawn,
+ * a client and a server started apart) derive each other's address from
+ * the srd name alone. That is shm's full spelling of the chosen name
+ * "wsrd-..." in namespace "n" (fi_shm(7), ADDRESSING), which names the
+ * same region whatever FI_SHM_JOB or the launcher says. */
 static void srd_shm_addr_of(const struct srd_ep_name *n,
 			    char addr[SRD_SHM_ADDR_LEN])
 {
@@ -113,8 +118,9 @@ static void srd_shm_addr_of(const struct srd_ep_name *n,
 	h = srd_fnv(h, &n->qkey, sizeof(n->qkey));
 	h = srd_fnv(h, &n->host_key, sizeof(n->host_key));
 	memset(addr, 0, SRD_SHM_ADDR_LEN);
-	snprintf(addr, SRD_SHM_ADDR_LEN, "fi_shm://wsrd-%08x-%016llx", n->qpn,
-		 (unsigned long long)h);
+	snprintf(addr, SRD_SHM_ADDR_LEN,
+		 "fi_shm://weftshm-%u-n-wsrd-%08x-%016llx", (unsigned)getuid(),
+		 n->qpn, (unsigned long long)h);
 }
 
 /* ---- endpoint ----------------------------------------------------------- */

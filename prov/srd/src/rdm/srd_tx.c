@@ -305,7 +305,7 @@ void srd_tx_handle_done(struct srd_ep *ep, struct srd_peer *peer,
 	tx = srd_tx_by_id(ep, c->tx_id);
 	/* Only the long protocols' sends wait for it. */
 	if (!tx || tx->peer != peer || !tx->done_wait) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"READ_DONE for no long send (tx id 0x%x) from qpn %u\n",
 			c->tx_id, peer->name.qpn);
 		return;

@@ -447,7 +447,7 @@ void srd_atomic_handle_resp(struct srd_ep *ep, struct srd_peer *peer,
 	uint64_t want;
 
 	if (WEFT_UNLIKELY(!op || op->kind != SRD_RMA_ATOMIC || !op->inflight)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"ATOMIC_RESP from qpn %u for unknown transfer 0x%x\n",
 			peer->name.qpn, r->tx_id);
 		return;

@@ -184,13 +184,13 @@ static void srd_cts_handle_cts(struct srd_ep *ep, struct srd_peer *peer,
 	(void)len;
 	if (!tx || tx->peer != peer || tx->proto != &srd_proto_cts ||
 	    !tx->done_wait) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"CTS for no waiting long send (tx id 0x%x) from qpn "
 			"%u: dropped\n", c->tx_id, peer->name.qpn);
 		return;
 	}
 	if (!srd_cts_grant_ok(ep, tx, c)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"CTS from qpn %u: window %llu+%llu (rx id 0x%x) does "
 			"not fit message of %llu bytes (rx id 0x%x): dropped\n",
 			peer->name.qpn, (unsigned long long)c->offset,
@@ -327,7 +327,7 @@ static void srd_cts_rx_start(struct srd_ep *ep,
 	uint64_t n;
 
 	if (!x) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"no transfer entry for a long message of %llu bytes\n",
 			(unsigned long long)m->total_len);
 		srd_rx_complete(ep, dest, m, 0, FI_ENOMEM);
@@ -339,7 +339,7 @@ static void srd_cts_rx_start(struct srd_ep *ep,
 	x->received = m->seg_len;
 	x->granted = m->seg_len;
 	if (x->received < x->want && srd_cts_slot_get(ep, x)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"more than %u long receives in progress: message of "
 			"%llu bytes refused\n", ep->cts_slot_count,
 			(unsigned long long)m->total_len);
@@ -367,13 +367,13 @@ static void srd_cts_handle_data(struct srd_ep *ep, struct srd_peer *peer,
 
 	(void)len;
 	if (!x || x->peer != peer || x->err) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"DATA for no long receive (rx id 0x%x) from qpn %u: "
 			"dropped\n", d->rx_id, peer->name.qpn);
 		return;
 	}
 	if (!srd_cts_data_ok(x, d)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"DATA %llu+%u from qpn %u outside the granted window "
 			"(%llu of %llu in, granted to %llu): dropped\n",
 			(unsigned long long)d->offset, d->seg_len,

@@ -165,7 +165,7 @@ static void srd_medium_rx_more(struct srd_ep *ep, const struct srd_msg_info *m)
 			continue;
 		if (m->total_len != x->m.total_len ||
 		    m->seg_len > x->m.total_len - x->received) {
-			FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+			WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 				"segment does not fit message %u: dropped\n",
 				m->msg_id);
 			return;
@@ -208,7 +208,7 @@ static int srd_medium_rx_unexp(struct srd_ep *ep, struct srd_unexp *ux)
 	dest.cap = ux->m.total_len;
 	ret = srd_medium_start(ep, &dest, &ux->m, ux);
 	if (ret) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"no transfer entry for an unexpected message\n");
 		return ret;
 	}

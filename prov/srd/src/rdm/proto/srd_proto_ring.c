@@ -256,7 +256,7 @@ static inline uint8_t *srd_ring_head_slot(const struct srd_ring_peer *rp)
 static void srd_ring_bad(struct srd_ep *ep, struct srd_ring_peer *rp,
 			 const char *what, uint32_t value)
 {
-	FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+	WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 		"ring slot %u (message %u) from qpn %u: bad %s (%u): dropped\n",
 		rp->head & (rp->slots - 1), rp->head + 1,
 		rp->peer->name.qpn, what, value);

@@ -164,7 +164,7 @@ static struct srd_rma_op *srd_rma_emu_op(struct srd_ep *ep,
 
 	if (WEFT_UNLIKELY(!op || op->kind != kind ||
 			  op->carrier != &srd_rma_emu || !op->inflight)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"%s from qpn %u for unknown transfer 0x%x: dropped\n",
 			srd_pkt_type_str(r->base.type), peer->name.qpn,
 			r->tx_id);
@@ -204,7 +204,7 @@ void srd_rma_emu_handle_read_resp(struct srd_ep *ep, struct srd_peer *peer,
 	if (r->status) {
 		srd_rma_op_fail(op, -r->status, 0);
 	} else if (r->offset > op->len || r->seg_len > op->len - r->offset) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"READ_RESP from qpn %u: %u bytes at %llu of a %llu-byte read\n",
 			peer->name.qpn, r->seg_len,
 			(unsigned long long)r->offset,

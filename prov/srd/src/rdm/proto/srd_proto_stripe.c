@@ -294,7 +294,7 @@ static void srd_stripe_hello_recv(struct srd_ep *ep, struct srd_peer *peer,
 		memcpy(gid.raw, rail.gid, sizeof(gid.raw));
 		if (srd_dev_ah_get(ep->stripe->rail[k].dev, &gid,
 				   &sp->ah[k])) {
-			FI_WARN(&srd_prov, FI_LOG_EP_CTRL,
+			WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_CTRL,
 				"no address handle for rail %u of qpn %u: "
 				"%u rails toward it\n", k + 1, peer->name.qpn,
 				sp->count);
@@ -353,7 +353,7 @@ int srd_stripe_read(struct srd_ep *ep, struct srd_peer *peer, uint32_t k,
 	ret = srd_dev_qp_post_rdma(rail->qp, (uintptr_t)wr, &r,
 				   &peer->stripe->dest[k - 1]);
 	if (ret) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"RDMA read of %zu bytes on rail %u from qpn %u: %s\n",
 			len, k, peer->stripe->dest[k - 1].qpn, strerror(ret));
 		return -FI_EIO;

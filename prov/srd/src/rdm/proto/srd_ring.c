@@ -268,7 +268,7 @@ void srd_ring_wc(struct srd_ep *ep, struct srd_wr_hdr *hdr,
 
 	rp->credit_inflight = false;
 	if (WEFT_UNLIKELY(wc->status != IBV_WC_SUCCESS)) {
-		FI_WARN(&srd_prov, FI_LOG_EP_DATA,
+		WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
 			"credit write to qpn %u failed (status %d, vendor "
 			"error %u)\n", rp->peer->name.qpn, wc->status,
 			wc->vendor_err);
