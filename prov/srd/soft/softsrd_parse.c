@@ -90,14 +90,16 @@ int softsrd_wire_parse(const uint8_t *buf, size_t len, bool crc_required,
 
 /* A packet of a flow whose sender declares floor (it resends nothing
  * below): stale below the receiver's floor, which floor raises, and
- * beyond the 2 * SOFTSRD_WIN PSNs whose verdicts the receiver keeps. */
+ * beyond the 2 * SOFTSRD_WIN PSNs whose verdicts the receiver keeps.
+ * Both come from the wire: the window's end is not computed (a floor
+ * near 2^64 wrapped it, and the flow took nothing more). */
 bool softsrd_seq_window(uint64_t psn, uint64_t floor, uint64_t *rx_floor)
 {
 	if (floor > psn)
 		return false;
 	if (floor > *rx_floor)
 		*rx_floor = floor;
-	return psn >= *rx_floor && psn < *rx_floor + 2 * SOFTSRD_WIN;
+	return psn >= *rx_floor && psn - *rx_floor < 2 * SOFTSRD_WIN;
 }
 
 /* A run of OK verdicts [first, first + cnt) for a flow that has sent

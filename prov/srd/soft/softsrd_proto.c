@@ -220,8 +220,9 @@ static void softsrd_acks_window(struct softsrd_qp *qp, struct softsrd_peer *peer
 	uint64_t start = 0;
 	uint32_t cnt = 0;
 
-	for (uint64_t psn = peer->rx_floor;
-	     psn < peer->rx_floor + 2 * SOFTSRD_WIN; psn++) {
+	/* by offset: the floor came from the wire and may sit near 2^64 */
+	for (uint32_t i = 0; i < 2 * SOFTSRD_WIN; i++) {
+		uint64_t psn = peer->rx_floor + i;
 		const struct softsrd_rx_slot *slot =
 			&peer->rx_ring[psn % (2 * SOFTSRD_WIN)];
 		bool ok = slot->valid && slot->psn == psn &&
