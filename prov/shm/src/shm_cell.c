@@ -66,11 +66,15 @@ int shm_rma_parse(const struct shm_cell_hdr *hdr, const uint8_t *payload,
 	req->inline_len = hdr->len - off;
 	riov = (const struct shm_iov *)(payload + off);
 	for (i = 0; i < req->hdr.iov_cnt; i++) {
-		req->remote[i].iov_base = (void *)(uintptr_t)riov[i].addr;
-		req->remote[i].iov_len = riov[i].len;
-		if (riov[i].len > SHM_MAX_MSG_SIZE)
+		struct shm_iov v;
+
+		/* once: the length checked and summed is the one used */
+		memcpy(&v, &riov[i], sizeof(v));
+		req->remote[i].iov_base = (void *)(uintptr_t)v.addr;
+		req->remote[i].iov_len = v.len;
+		if (v.len > SHM_MAX_MSG_SIZE)
 			return FI_EINVAL;
-		sum += riov[i].len;
+		sum += v.len;
 	}
 	switch (hdr->proto) {
 	case SHM_COPY_INLINE:
