@@ -6,10 +6,14 @@
 # Skipped, saying why, without a clang that has libFuzzer (contrib/setup.sh
 # installs one).
 #
-#   fuzz_harness NAME SECONDS CLANG_ARGS...
+#   fuzz_harness NAME SECONDS CLANG_ARGS... [-- SUPPORT_SOURCES...]
 #
-# CLANG_ARGS are the sources and -I flags; include/ and the build's
-# config.h are added. The harness may write seed inputs into the corpus
+# CLANG_ARGS are the harness, the parser's sources and -I flags; include/
+# and the build's config.h are added. SUPPORT_SOURCES are what the parser
+# calls but is not under test (the atomic tables, the log stubs): built
+# with the sanitizers but without coverage and optimisation, so libFuzzer
+# does not steer by their branches and make check does not wait for
+# clang to optimise them. The harness may write seed inputs into the corpus
 # from LLVMFuzzerInitialize: it is told where by WEFT_FUZZ_SEEDS.
 # FUZZ_KEEP_DIR (contrib/bench/fuzz_all.sh): keep the run's log and any
 # failing input there.
@@ -30,10 +34,37 @@ fuzz_harness() {
 		echo "ok 2 # SKIP nothing to run"
 		exit 0
 	fi
-	if "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
+	# the arguments before "--" to the back, then build what follows it
+	nmain=0
+	for a in "$@"; do
+		[ "$a" = "--" ] && break
+		nmain=$((nmain + 1))
+	done
+	i=0
+	while [ $i -lt $nmain ]; do
+		a=$1
+		shift
+		set -- "$@" "$a"
+		i=$((i + 1))
+	done
+	ok=1
+	nsup=0
+	if [ "${1-}" = "--" ]; then
+		shift
+		while [ $# -gt $nmain ]; do
+			nsup=$((nsup + 1))
+			"$CLANG" -g -O0 -fsanitize=address,undefined \
+				-fno-sanitize-recover=undefined \
+				-I"$top_srcdir/include" -I"$top_builddir" -c "$1" \
+				-o "$tmp/support$nsup.o" >>"$tmp/cc.log" 2>&1 || ok=0
+			shift
+		done
+	fi
+	[ $nsup -gt 0 ] && set -- "$@" "$tmp"/support*.o
+	if [ $ok = 1 ] && "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined \
 		-I"$top_srcdir/include" -I"$top_builddir" \
-		"$@" -o "$tmp/fuzz" >"$tmp/cc.log" 2>&1; then
+		"$@" -o "$tmp/fuzz" >>"$tmp/cc.log" 2>&1; then
 		echo "ok 1 - $name built with libFuzzer, ASan, UBSan"
 	else
 		echo "not ok 1 - $name does not build"

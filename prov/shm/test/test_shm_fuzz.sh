@@ -12,4 +12,4 @@ s=$top_srcdir
 fuzz_harness fuzz_shm_cell "${SHM_FUZZ_SECONDS:-15}" \
 	-I"$s/prov/shm/src" "$s/prov/shm/test/fuzz_shm_cell.c" \
 	"$s/prov/shm/src/shm_cell.c" "$s/prov/shm/src/shm_layout.c" \
-	"$s/util/util_atomic.c" "$s/core/test/fuzz_log.c"
+	-- "$s/util/util_atomic.c" "$s/core/test/fuzz_log.c"

@@ -10,5 +10,5 @@
 s=$top_srcdir
 fuzz_harness fuzz_srd_pkt "${SRD_FUZZ_SECONDS:-15}" \
 	-I"$s/prov/srd/src/rdm" "$s/prov/srd/test/fuzz_srd_pkt.c" \
-	"$s/prov/srd/src/rdm/srd_pkt.c" "$s/util/util_atomic.c" \
-	"$s/core/test/fuzz_log.c"
+	"$s/prov/srd/src/rdm/srd_pkt.c" \
+	-- "$s/util/util_atomic.c" "$s/core/test/fuzz_log.c"

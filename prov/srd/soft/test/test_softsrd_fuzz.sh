@@ -10,4 +10,4 @@
 s=$top_srcdir/prov/srd/soft
 fuzz_harness fuzz_softsrd_wire "${SOFTSRD_FUZZ_SECONDS:-15}" \
 	"$s/test/fuzz_softsrd_wire.c" "$s/softsrd_parse.c" \
-	"$s/softsrd_crc.c" "$top_srcdir/core/test/fuzz_log.c"
+	"$s/softsrd_crc.c" -- "$top_srcdir/core/test/fuzz_log.c"
