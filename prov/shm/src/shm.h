@@ -466,8 +466,6 @@ void shm_tx_fail_conn(struct shm_ep *ep, struct shm_conn *conn, int err);
 /* The active entry a reply from conn names by cookie, or NULL. */
 struct shm_tx_entry *shm_tx_find(struct shm_ep *ep, struct shm_conn *conn,
 				 uint64_t cookie);
-/* A status from another process (0 or a positive FI_E*), made sane. */
-int shm_wire_status(uint32_t status);
 
 /* shm_msg.c / shm_tagged.c: posting. */
 extern const struct fi_ops_msg shm_msg_ops;
@@ -493,7 +491,6 @@ void shm_unexp_put(struct shm_ep *ep, struct shm_unexp *ux);
 int shm_rx_handle_msg(struct shm_ep *ep, struct shm_conn *conn,
 		      const struct shm_cell_hdr *hdr, const uint8_t *payload);
 void shm_rx_progress(struct shm_ep *ep);
-int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r);
 int shm_rx_deliver(struct shm_ep *ep, const struct util_srx_dest *dest,
 		   const struct shm_msg_info *m);
 ssize_t shm_ep_cancel(fid_t fid, void *context);
@@ -575,9 +572,6 @@ struct shm_rma_req {
 	size_t inline_len;
 };
 
-/* Copy and check the request against the cell length; positive FI_E*. */
-int shm_rma_parse(const struct shm_cell_hdr *hdr, const uint8_t *payload,
-		  struct shm_rma_req *req);
 /* Target regions -> local iovs, every one checked; positive FI_E*. */
 int shm_rma_map(struct shm_ep *ep, struct shm_rma_req *req, uint64_t access);
 void shm_rma_target_events(struct shm_ep *ep, struct shm_conn *conn,
@@ -622,5 +616,29 @@ static inline size_t shm_inject_max(uint32_t cell_size)
 
 	return payload > req ? payload - req : 0;
 }
+
+/* shm_cell.c: what a peer's cell carries, checked against the cell's
+ * validated length (hdr->len) and our limits before anything is used. */
+/* A status from another process (0 or a positive FI_E*), made sane. */
+int shm_wire_status(uint32_t status);
+/* An RTS descriptor, in local memory: 0 or -FI_EINVAL. */
+int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r);
+/* Bytes of a WRITE/READ request's header with rma_cnt target regions. */
+static inline size_t shm_rma_hdr_size(size_t rma_cnt)
+{
+	return sizeof(struct shm_rma) + rma_cnt * sizeof(struct shm_rma_iov);
+}
+/* Copy and check the request against the cell length; positive FI_E*. */
+int shm_rma_parse(const struct shm_cell_hdr *hdr, const uint8_t *payload,
+		  struct shm_rma_req *req);
+/* An ATOMIC request into amo (positive FI_E* or 0); bytes: its operand
+ * bytes, what a fetch returns (at most reply_max). */
+int shm_amo_parse(const struct shm_cell_hdr *hdr, const uint8_t *payload,
+		  uint32_t reply_max, struct shm_amo *amo, size_t *bytes);
+/* A CTS's receiver buffers, checked against the tx_len bytes the send
+ * has: the window [*off, *off + *len) and the iov count, or -FI_EINVAL. */
+int shm_cts_parse(uint64_t tx_len, const struct shm_cell_hdr *hdr,
+		  const struct shm_cts *cts, uint64_t *off, uint64_t *len,
+		  struct iovec *theirs);
 
 #endif /* SHM_H */

@@ -147,31 +147,6 @@ static ssize_t shm_amo_post(struct shm_ep *ep, const struct shm_amo_args *a)
 
 /* ---- target side ---------------------------------------------------- */
 
-/* The request, checked against the cell (positive FI_E* or 0); bytes:
- * its operand bytes, what a fetch returns. */
-static int shm_amo_parse(const struct shm_cell_hdr *hdr,
-			 const uint8_t *payload, uint32_t reply_max,
-			 struct shm_amo *amo, size_t *bytes)
-{
-	bool cmp = hdr->flags & SHM_F_COMPARE;
-	size_t size;
-
-	*bytes = 0;
-	if (hdr->len < sizeof(*amo))
-		return FI_EINVAL;
-	memcpy(amo, payload, sizeof(*amo));
-	size = util_atomic_datatype_size((enum fi_datatype)amo->datatype);
-	if (!size || !amo->count ||
-	    util_atomic_valid((enum fi_op)amo->op,
-			      (enum fi_datatype)amo->datatype, amo->count))
-		return FI_EOPNOTSUPP;
-	if (hdr->len < sizeof(*amo) + size * amo->count * (cmp ? 2 : 1) ||
-	    ((hdr->flags & SHM_F_FETCH) && size * amo->count > reply_max))
-		return FI_EINVAL;
-	*bytes = size * amo->count;
-	return 0;
-}
-
 /* Positive FI_E* or 0; a fetch's old values go to out. */
 static int shm_amo_apply(struct shm_ep *ep, const struct shm_cell_hdr *hdr,
 			 const uint8_t *payload, const struct shm_amo *amo,

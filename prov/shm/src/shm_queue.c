@@ -124,8 +124,7 @@ struct shm_cell *shm_queue_poll_slow(struct shm_region *r,
 
 		if (seq == r->head + 1) {
 			*hdr = cell->hdr;
-			if (hdr->len <= r->cell_size - SHM_CELL_HDR_SIZE &&
-			    hdr->src < r->max_peers) {
+			if (shm_cell_hdr_ok(hdr, r->cell_size, r->max_peers)) {
 				shm_queue_took(r, cell, hdr->len);
 				r->head++;
 				r->idle_polls = 0;

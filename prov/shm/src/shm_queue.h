@@ -347,6 +347,16 @@ static inline void shm_queue_took(struct shm_region *r,
 	r->poll_end = end;
 }
 
+/* The transport's check of a published cell, on a copy of its header
+ * (the sender may still be rewriting the cell): its length within the
+ * payload, its sender within the region's slots. */
+static inline bool shm_cell_hdr_ok(const struct shm_cell_hdr *hdr,
+				   uint32_t cell_size, uint32_t max_peers)
+{
+	return hdr->len <= cell_size - SHM_CELL_HDR_SIZE &&
+	       hdr->src < max_peers;
+}
+
 /* Slow path of shm_queue_poll: drops invalid cells, notices a stalled head
  * and skips a cell whose claimer died. Returns a ready cell or NULL. */
 struct shm_cell *shm_queue_poll_slow(struct shm_region *region,
@@ -368,8 +378,8 @@ static inline struct shm_cell *shm_queue_poll(struct shm_region *r,
 	seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
 	if (WEFT_LIKELY(seq == r->head + 1)) {
 		*hdr = cell->hdr;
-		if (WEFT_LIKELY(hdr->len <= r->cell_size - SHM_CELL_HDR_SIZE &&
-				hdr->src < r->max_peers)) {
+		if (WEFT_LIKELY(shm_cell_hdr_ok(hdr, r->cell_size,
+						r->max_peers))) {
 			shm_queue_took(r, cell, hdr->len);
 			r->head++;
 			r->idle_polls = 0;

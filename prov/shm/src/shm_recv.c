@@ -109,35 +109,6 @@ void shm_rx_fini(struct shm_ep *ep)
 	util_pool_fini(&ep->unexp_pool);
 }
 
-/* An RTS descriptor, checked against the cell's length, in local memory
- * (the sender could rewrite the cell while we use it). */
-int shm_rts_parse(const uint8_t *payload, uint32_t len, struct shm_rts_local *r)
-{
-	const struct shm_rts *rts = (const void *)payload;
-	uint64_t sum = 0;
-	uint32_t i, cnt;
-
-	if (len < sizeof(*rts))
-		return -FI_EINVAL;
-	cnt = rts->iov_cnt;
-	if (cnt > SHM_IOV_LIMIT ||
-	    len < sizeof(*rts) + cnt * sizeof(struct shm_iov))
-		return -FI_EINVAL;
-	r->total = rts->total;
-	r->xfer_id = rts->xfer_id;
-	r->iov_cnt = cnt;
-	for (i = 0; i < cnt; i++) {
-		r->iov[i].iov_base = (void *)(uintptr_t)rts->iov[i].addr;
-		r->iov[i].iov_len = rts->iov[i].len;
-		if (r->iov[i].iov_len > SHM_MAX_MSG_SIZE)
-			return -FI_EINVAL;
-		sum += r->iov[i].iov_len;
-	}
-	if (sum != r->total)
-		return -FI_EINVAL;
-	return 0;
-}
-
 /* Message m as util_srx reports it. */
 static inline __attribute__((always_inline)) void
 shm_rx_msg(const struct shm_msg_info *m, struct util_srx_msg *msg)

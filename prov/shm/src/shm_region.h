@@ -206,6 +206,16 @@ struct shm_region {
 	struct shm_region *prev;
 };
 
+/* The layout is a pure function of the sizes, so a reader recomputes it
+ * instead of trusting the offsets it finds in a header (shm_layout.c). */
+struct shm_region_layout {
+	uint64_t slots_off, cells_off, segs_off, seg_data_off, size;
+};
+
+/* false when attr is out of range or the region would be too large. */
+bool shm_region_layout(const struct shm_region_attr *attr,
+		       struct shm_region_layout *l);
+
 /* Defaults above, into *attr. */
 void shm_region_attr_default(struct shm_region_attr *attr);
 

@@ -14,11 +14,6 @@
 
 #include "shm.h"
 
-static size_t shm_rma_hdr_size(size_t rma_cnt)
-{
-	return sizeof(struct shm_rma) + rma_cnt * sizeof(struct shm_rma_iov);
-}
-
 static void shm_rma_fill(struct shm_cell *cell, enum shm_op op,
 			 const struct iovec *iov, size_t count,
 			 const struct fi_rma_iov *rma, size_t rma_cnt,
@@ -243,50 +238,6 @@ static ssize_t shm_rma_post(struct shm_ep *ep, enum shm_op op,
 }
 
 /* ---- target side ---------------------------------------------------- */
-
-int shm_rma_parse(const struct shm_cell_hdr *hdr, const uint8_t *payload,
-		  struct shm_rma_req *req)
-{
-	size_t off = sizeof(req->hdr), i;
-	const struct shm_iov *riov;
-	uint64_t sum = 0;
-
-	if (hdr->len < off)
-		return FI_EINVAL;
-	memcpy(&req->hdr, payload, off);
-	if (req->hdr.rma_cnt == 0 || req->hdr.rma_cnt > SHM_IOV_LIMIT ||
-	    req->hdr.iov_cnt > SHM_IOV_LIMIT ||
-	    hdr->len < shm_rma_hdr_size(req->hdr.rma_cnt) +
-		       req->hdr.iov_cnt * sizeof(struct shm_iov))
-		return FI_EINVAL;
-	memcpy(req->rma, payload + off, req->hdr.rma_cnt * sizeof(req->rma[0]));
-	off += req->hdr.rma_cnt * sizeof(req->rma[0]);
-	req->inline_data = payload + off;
-	req->inline_len = hdr->len - off;
-	riov = (const struct shm_iov *)(payload + off);
-	for (i = 0; i < req->hdr.iov_cnt; i++) {
-		req->remote[i].iov_base = (void *)(uintptr_t)riov[i].addr;
-		req->remote[i].iov_len = riov[i].len;
-		if (riov[i].len > SHM_MAX_MSG_SIZE)
-			return FI_EINVAL;
-		sum += riov[i].len;
-	}
-	switch (hdr->proto) {
-	case SHM_COPY_INLINE:
-		return 0;
-	case SHM_COPY_CMA:
-		return sum == req->hdr.total ? 0 : FI_EINVAL;
-	case SHM_COPY_BOUNCE:
-		/* Bytes in segments, none in the cell; a write names the
-		 * initiator's transfer. */
-		return req->hdr.iov_cnt || !req->hdr.total ||
-		       req->hdr.total > SHM_MAX_MSG_SIZE ||
-		       (hdr->op == SHM_OP_WRITE && !req->hdr.xfer_id) ?
-		       FI_EINVAL : 0;
-	default:
-		return FI_EINVAL;
-	}
-}
 
 int shm_rma_map(struct shm_ep *ep, struct shm_rma_req *req, uint64_t access)
 {

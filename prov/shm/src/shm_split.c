@@ -239,32 +239,6 @@ void shm_split_handle_pushed(struct shm_ep *ep, struct shm_conn *conn,
 		(unsigned long long)hdr->cookie);
 }
 
-/* The CTS's receiver buffers, checked against what tx sends. Returns the
- * iov count or -FI_EINVAL. */
-static int shm_split_cts_parse(const struct shm_tx_entry *tx,
-			       const struct shm_cell_hdr *hdr,
-			       const struct shm_cts *cts, uint64_t *off,
-			       uint64_t *len, struct iovec *theirs)
-{
-	uint64_t sum = 0;
-	uint32_t i, cnt = cts->iov_cnt;
-
-	*off = cts->off;
-	*len = cts->len;
-	if (cnt > SHM_IOV_LIMIT ||
-	    hdr->len < sizeof(*cts) + cnt * sizeof(struct shm_iov) ||
-	    *off > tx->len || *len > tx->len - *off)
-		return -FI_EINVAL;
-	for (i = 0; i < cnt; i++) {
-		theirs[i].iov_base = (void *)(uintptr_t)cts->iov[i].addr;
-		theirs[i].iov_len = cts->iov[i].len;
-		if (theirs[i].iov_len > SHM_MAX_MSG_SIZE)
-			return -FI_EINVAL;
-		sum += theirs[i].iov_len;
-	}
-	return sum == *len ? (int)cnt : -FI_EINVAL;
-}
-
 void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 			  const struct shm_cell_hdr *hdr,
 			  const uint8_t *payload)
@@ -289,7 +263,7 @@ void shm_split_handle_cts(struct shm_ep *ep, struct shm_conn *conn,
 	if (!tx || !tx->split_ok || tx->pushes >= SHM_SPLIT_PUSHES ||
 	    shm_conn_open_peer(ep, conn))
 		goto reply;
-	cnt = shm_split_cts_parse(tx, hdr, cts, &off, &len, theirs);
+	cnt = shm_cts_parse(tx->len, hdr, cts, &off, &len, theirs);
 	if (cnt < 0) {
 		WEFT_WARN_SPARSE(&shm_prov, FI_LOG_EP_DATA, "bad CTS from %s\n",
 			conn->name);

@@ -123,15 +123,6 @@ void shm_tx_complete(struct shm_ep *ep, struct shm_tx_entry *tx, int err)
 	shm_tx_put(ep, tx);
 }
 
-/* ACK status is a positive FI_E* code from another process: anything out
- * of range becomes FI_EIO. */
-int shm_wire_status(uint32_t status)
-{
-	if (status == 0)
-		return 0;
-	return status < FI_ERRNO_MAX ? (int)status : FI_EIO;
-}
-
 struct shm_tx_entry *shm_tx_find(struct shm_ep *ep, struct shm_conn *conn,
 				 uint64_t cookie)
 {

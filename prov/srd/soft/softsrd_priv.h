@@ -155,6 +155,19 @@ struct softsrd_hdr {
 
 _Static_assert(sizeof(struct softsrd_hdr) == 80, "softsrd wire header");
 
+/* A received datagram as softsrd_wire_parse leaves it: the header's
+ * fields in host order (imm as it came: the application's bytes) and the
+ * payload between the header and the CRC trailer. */
+struct softsrd_wire_pkt {
+	uint8_t type, flags, status;
+	uint32_t src_qpn, dst_qpn, qkey, incarnation;
+	uint32_t seg_len, rkey, msg_len, seg_off, imm;
+	uint32_t ack_cnt, ack_incarnation;
+	uint64_t psn, floor, raddr, ack_psn;
+	const uint8_t *payload;
+	size_t len;
+};
+
 /* ---- objects ------------------------------------------------------------ */
 
 struct softsrd_device {
@@ -527,8 +540,8 @@ int softsrd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 int softsrd_progress(struct softsrd_ctx *ctx);
 int softsrd_progress_poll(struct softsrd_ctx *ctx, struct softsrd_cq *cq);
 bool softsrd_busy(const struct softsrd_ctx *ctx);
-void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *hdr,
-		      uint8_t *payload, size_t len,
+void softsrd_proto_rx(struct softsrd_ctx *ctx,
+		      const struct softsrd_wire_pkt *p,
 		      const struct sockaddr_in *from);
 void softsrd_qp_push_pending(struct softsrd_qp *qp);
 void softsrd_swr_fail(struct softsrd_qp *qp, struct softsrd_swr *wr,
@@ -563,6 +576,13 @@ int softsrd_scatter(struct softsrd_ctx *ctx, const struct ibv_sge *sge,
 void softsrd_crc_setup(void);
 uint32_t softsrd_crc32c(uint32_t crc, const void *p, size_t len);
 uint32_t softsrd_crc32c_iov(const struct iovec *iov, size_t n);
+
+/* parse.c: what is checked of a datagram before anything is looked up,
+ * and the sequence arithmetic of flows; no state */
+int softsrd_wire_parse(const uint8_t *buf, size_t len, bool crc_required,
+		       struct softsrd_wire_pkt *p);
+bool softsrd_seq_window(uint64_t psn, uint64_t floor, uint64_t *rx_floor);
+bool softsrd_seq_ack_run(uint64_t first, uint32_t cnt, uint64_t next_psn);
 
 /* wire.c */
 int softsrd_wire_open(struct softsrd_ctx *ctx);

@@ -220,8 +220,9 @@ static void softsrd_acks_window(struct softsrd_qp *qp, struct softsrd_peer *peer
 	uint64_t start = 0;
 	uint32_t cnt = 0;
 
-	for (uint64_t psn = peer->rx_floor;
-	     psn < peer->rx_floor + 2 * SOFTSRD_WIN; psn++) {
+	/* by offset: the floor came from the wire and may sit near 2^64 */
+	for (uint32_t i = 0; i < 2 * SOFTSRD_WIN; i++) {
+		uint64_t psn = peer->rx_floor + i;
 		const struct softsrd_rx_slot *slot =
 			&peer->rx_ring[psn % (2 * SOFTSRD_WIN)];
 		bool ok = slot->valid && slot->psn == psn &&
@@ -770,12 +771,7 @@ static bool softsrd_rx_window(struct softsrd_rx *rx, uint32_t incarnation,
 		peer->rx_incarnation = incarnation;
 		peer->rx_floor = 0;
 	}
-	if (floor > rx->psn)
-		return false;
-	if (floor > peer->rx_floor)
-		peer->rx_floor = floor;
-	return rx->psn >= peer->rx_floor &&
-	       rx->psn < peer->rx_floor + 2 * SOFTSRD_WIN;
+	return softsrd_seq_window(rx->psn, floor, &peer->rx_floor);
 }
 
 static void softsrd_rx_data(struct softsrd_rx *rx, uint32_t incarnation,
@@ -852,10 +848,10 @@ static void softsrd_rx_acks(struct softsrd_rx *rx, uint64_t first,
 	struct softsrd_peer *peer;
 	uint64_t psn;
 
-	if (incarnation != rx->qp->incarnation || cnt > SOFTSRD_WIN)
+	if (incarnation != rx->qp->incarnation)
 		return;
 	peer = softsrd_peer_find(rx->qp, rx->from, rx->src_qpn);
-	if (!peer || first > peer->next_psn || cnt > peer->next_psn - first)
+	if (!peer || !softsrd_seq_ack_run(first, cnt, peer->next_psn))
 		return;
 	for (psn = first > peer->tx_floor ? first : peer->tx_floor;
 	     psn < first + cnt; psn++) {
@@ -877,38 +873,36 @@ static void softsrd_rx_heard(struct softsrd_rx *rx)
 		peer->heard = rx->ctx->now;
 }
 
-void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
-		      uint8_t *payload, size_t len,
+void softsrd_proto_rx(struct softsrd_ctx *ctx,
+		      const struct softsrd_wire_pkt *p,
 		      const struct sockaddr_in *from)
 {
-	uint32_t dst_qpn = le32toh(h->dst_qpn);
 	struct softsrd_rx rx = {
 		.ctx = ctx,
-		.dst_qpn = dst_qpn,
+		.dst_qpn = p->dst_qpn,
 		.from = from,
-		.type = h->type,
-		.flags = h->flags,
-		.src_qpn = le32toh(h->src_qpn),
-		.seg_len = le32toh(h->seg_len),
-		.rkey = le32toh(h->rkey),
-		.msg_len = le32toh(h->msg_len),
-		.seg_off = le32toh(h->seg_off),
-		.imm = h->imm,
-		.incarnation = le32toh(h->incarnation),
-		.ack_incarnation = le32toh(h->ack_incarnation),
-		.psn = le64toh(h->psn),
-		.raddr = le64toh(h->raddr),
-		.payload = payload,
-		.len = len,
+		.type = p->type,
+		.flags = p->flags,
+		.src_qpn = p->src_qpn,
+		.seg_len = p->seg_len,
+		.rkey = p->rkey,
+		.msg_len = p->msg_len,
+		.seg_off = p->seg_off,
+		.imm = p->imm,
+		.incarnation = p->incarnation,
+		.ack_incarnation = p->ack_incarnation,
+		.psn = p->psn,
+		.raddr = p->raddr,
+		.payload = p->payload,
+		.len = p->len,
 	};
 
-	/* Untrusted: version, addressing and the sender's port must agree
-	 * before anything is looked up. */
-	if (h->version != SOFTSRD_WIRE_VERSION ||
-	    (dst_qpn >> 8) != ctx->port || !(dst_qpn & 0xff) ||
-	    (rx.src_qpn >> 8) != ntohs(from->sin_port) || rx.src_qpn >> 24)
+	/* Untrusted (softsrd_wire_parse checked the rest): the addressing
+	 * and the sender's port must agree before anything is looked up. */
+	if ((p->dst_qpn >> 8) != ctx->port ||
+	    (rx.src_qpn >> 8) != ntohs(from->sin_port))
 		return;
-	rx.qp = ctx->qps[dst_qpn & 0xff];
+	rx.qp = ctx->qps[p->dst_qpn & 0xff];
 	if (!rx.qp) {
 		/* tell the initiator at once instead of letting it time out */
 		if (rx.type == SOFTSRD_PKT_SEND || rx.type == SOFTSRD_PKT_WRITE)
@@ -920,25 +914,24 @@ void softsrd_proto_rx(struct softsrd_ctx *ctx, struct softsrd_hdr *h,
 		return;
 	}
 	softsrd_rx_heard(&rx);
-	if (h->ack_cnt)
-		softsrd_rx_acks(&rx, le64toh(h->ack_psn), le32toh(h->ack_cnt),
-				le32toh(h->ack_incarnation));
+	if (p->ack_cnt)
+		softsrd_rx_acks(&rx, p->ack_psn, p->ack_cnt,
+				p->ack_incarnation);
 	switch (rx.type) {
 	case SOFTSRD_PKT_SEND:
 	case SOFTSRD_PKT_WRITE:
 	case SOFTSRD_PKT_READ_REQ:
-		if (rx.type == SOFTSRD_PKT_READ_REQ && len)
+		if (rx.type == SOFTSRD_PKT_READ_REQ && p->len)
 			return;
-		softsrd_rx_data(&rx, le32toh(h->incarnation),
-				le64toh(h->floor), le32toh(h->qkey));
+		softsrd_rx_data(&rx, p->incarnation, p->floor, p->qkey);
 		break;
 	case SOFTSRD_PKT_ACK:
 		/* an OK run came above; the single PSN is its first */
-		if (!len && (h->status != SOFTSRD_ST_OK || !h->ack_cnt))
-			softsrd_rx_answer(&rx, h->status);
+		if (!p->len && (p->status != SOFTSRD_ST_OK || !p->ack_cnt))
+			softsrd_rx_answer(&rx, p->status);
 		break;
 	case SOFTSRD_PKT_READ_RESP:
-		softsrd_rx_answer(&rx, h->status);
+		softsrd_rx_answer(&rx, p->status);
 		break;
 	default:
 		break;

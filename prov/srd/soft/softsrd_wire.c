@@ -359,29 +359,6 @@ void softsrd_wire_flush(struct softsrd_ctx *ctx)
 
 /* ---- batched receive ---------------------------------------------------- */
 
-/* The datagram's length without its CRC trailer, or -1 when it must be
- * dropped: its CRC does not match (corrupted on the way: the sender
- * resends it), or it has none where this device requires one. */
-static ssize_t softsrd_rx_crc(struct softsrd_ctx *ctx, const uint8_t *buf,
-			      size_t len)
-{
-	const struct softsrd_hdr *h = (const struct softsrd_hdr *)buf;
-	uint32_t want;
-
-	if (!(h->flags & SOFTSRD_FLAG_CRC))
-		return ctx->cfg.crc ? -1 : (ssize_t)len;
-	if (len < sizeof(*h) + SOFTSRD_CRC_LEN)
-		return -1;
-	len -= SOFTSRD_CRC_LEN;
-	memcpy(&want, buf + len, sizeof(want));
-	if (softsrd_crc32c(0, buf, len) != le32toh(want)) {
-		WEFT_WARN_SPARSE(softsrd_prov, FI_LOG_EP_DATA,
-			       "datagram with a wrong CRC32C: dropped\n");
-		return -1;
-	}
-	return (ssize_t)len;
-}
-
 int softsrd_wire_rx(struct softsrd_ctx *ctx)
 {
 	struct softsrd_wire *w = &ctx->wire;
@@ -399,23 +376,17 @@ int softsrd_wire_rx(struct softsrd_ctx *ctx)
 			break;
 		for (int i = 0; i < n; i++) {
 			struct mmsghdr *m = &w->rx_mmsg[i];
-			uint8_t *buf = w->rx_iov[i].iov_base;
-			ssize_t len;
+			struct softsrd_wire_pkt p;
 			bool bad = m->msg_hdr.msg_namelen != sizeof(w->rx_sin[i]);
 
-			/* untrusted: short, truncated or odd-sized datagrams
-			 * stop here */
+			/* untrusted: truncated datagrams and odd senders stop
+			 * here, the rest in softsrd_wire_parse */
 			m->msg_hdr.msg_namelen = sizeof(w->rx_sin[i]);
-			if (bad || m->msg_len < sizeof(struct softsrd_hdr) ||
-			    (m->msg_hdr.msg_flags & MSG_TRUNC))
+			if (bad || (m->msg_hdr.msg_flags & MSG_TRUNC) ||
+			    softsrd_wire_parse(w->rx_iov[i].iov_base,
+					       m->msg_len, ctx->cfg.crc, &p))
 				continue;
-			len = softsrd_rx_crc(ctx, buf, m->msg_len);
-			if (len < 0)
-				continue;
-			softsrd_proto_rx(ctx, (struct softsrd_hdr *)buf,
-					 buf + sizeof(struct softsrd_hdr),
-					 (size_t)len - sizeof(struct softsrd_hdr),
-					 &w->rx_sin[i]);
+			softsrd_proto_rx(ctx, &p, &w->rx_sin[i]);
 		}
 		total += n;
 		if (n < SOFTSRD_RX_BATCH)

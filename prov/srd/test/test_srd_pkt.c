@@ -628,6 +628,45 @@ static void test_max_msg_size(void **state)
 	capture_free(&cap);
 }
 
+/* A fetch READ is 40 bytes whatever its count: the old values it asks
+ * for are checked against the answer's packet, before anything runs. */
+static void test_atomic_answer(void **state)
+{
+	uint8_t buf[BUFSZ];
+	struct srd_pkt_atomic *a = (void *)buf;
+	struct capture cap;
+	size_t resp = sizeof(struct srd_pkt_resp);
+
+	(void)state;
+	build(buf, SRD_PKT_ATOMIC_REQ);
+	a->op = FI_ATOMIC_READ;
+	a->kind = UTIL_ATOMIC_FETCH;
+	a->count = 3074;
+	assert_int_equal(srd_pkt_validate(buf, sizeof(*a), MAXMSG),
+			 SRD_PKT_ATOMIC_REQ);
+	capture_start(&cap);
+	assert_int_equal(srd_pkt_atomic_answer_check(a, 8928), -FI_EMSGSIZE);
+	assert_non_null(strstr(capture_stop(&cap), "old values"));
+	capture_free(&cap);
+	a->count = UINT32_MAX;
+	assert_int_equal(srd_pkt_atomic_answer_check(a, 8928), -FI_EMSGSIZE);
+	a->count = (8928 - resp) / 8;
+	assert_int_equal(srd_pkt_atomic_answer_check(a, 8928), 0);
+	a->count++;
+	assert_int_equal(srd_pkt_atomic_answer_check(a, 8928), -FI_EMSGSIZE);
+	assert_int_equal(srd_pkt_atomic_answer_check(a, 8), -FI_EMSGSIZE);
+	/* compare: as many old values as compare values, still per packet */
+	build(buf, SRD_PKT_ATOMIC_REQ);
+	assert_int_equal(srd_pkt_atomic_answer_check(a, resp + 16), 0);
+	assert_int_equal(srd_pkt_atomic_answer_check(a, resp + 15),
+			 -FI_EMSGSIZE);
+	/* a plain atomic answers with its status only */
+	a->kind = UTIL_ATOMIC_WRITE;
+	a->op = FI_SUM;
+	a->count = UINT32_MAX;
+	assert_int_equal(srd_pkt_atomic_answer_check(a, 64), 0);
+}
+
 static uint64_t rng;
 
 static uint32_t rnd(void)
@@ -723,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_every_byte),
 		cmocka_unit_test(test_max_msg_size),
 		cmocka_unit_test(test_rails_fields),
+		cmocka_unit_test(test_atomic_answer),
 		cmocka_unit_test(test_fuzz),
 	};
 

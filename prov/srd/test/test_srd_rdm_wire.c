@@ -13,6 +13,7 @@
 #include "../src/rdm/srd_rdm.h"
 #include "../src/rdm/srd_pkt.h"
 #include "../soft/softsrd.h"
+#include "weft/util_atomic.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -424,12 +425,105 @@ static void test_reorder_and_reassembly(void **state)
 	tfab_close(&f);
 }
 
+/* The endpoint under test with FI_ATOMIC and a buffer registered for
+ * remote reads and writes (key, base: what a peer names it by). */
+static void atomic_open(struct tfab *f, uint8_t *mem, size_t len,
+			struct fid_mr **mr, uint64_t *key, uint64_t *base)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	memset(f, 0, sizeof(*f));
+	assert_non_null(hints);
+	hints->caps = FI_MSG | FI_TAGGED | FI_ATOMIC;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_LOCAL;
+	hints->fabric_attr->prov_name = strdup("srd");
+	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				    &f->info), 0);
+	fi_freeinfo(hints);
+	tfab_open_info(f, FI_MSG | FI_TAGGED | FI_ATOMIC, true);
+	assert_int_equal(fi_mr_reg(f->domain, mem, len,
+				   FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
+				   mr, NULL), 0);
+	*key = fi_mr_key(*mr);
+	*base = f->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+		(uintptr_t)mem : 0;
+}
+
+static struct srd_pkt_resp atomic_ask(struct tfab *f, struct raw *r,
+				      uint32_t tx_id, uint64_t addr,
+				      uint64_t key, uint32_t count)
+{
+	struct srd_pkt_atomic q;
+	struct srd_pkt_resp resp;
+	int want = r->recvd + 1;
+
+	memset(&q, 0, sizeof(q));
+	base_fill(&q.base, SRD_PKT_ATOMIC_REQ, 0, r->id_at_peer);
+	q.tx_id = tx_id;
+	q.op = FI_ATOMIC_READ;
+	q.datatype = FI_UINT64;
+	q.kind = UTIL_ATOMIC_FETCH;
+	q.addr = addr;
+	q.key = key;
+	q.count = count;
+	raw_send(f, r, &q, sizeof(q));
+	settle(f, r);
+	assert_int_equal(r->recvd, want);
+	raw_post_recv(r, 0);
+	memcpy(&resp, r->last, sizeof(resp));
+	assert_int_equal(resp.base.type, SRD_PKT_ATOMIC_RESP);
+	assert_int_equal(resp.tx_id, tx_id);
+	return resp;
+}
+
+/* A fetch READ carries no operands, so a 40-byte request may ask for more
+ * old values than one answer holds: it gets -FI_EMSGSIZE and the target
+ * writes nothing past its packet buffer (it once wrote them all). */
+static void test_atomic_answer_too_big(void **state)
+{
+	enum { N = 8192 };
+	uint64_t *mem = calloc(N, sizeof(uint64_t)), key, base;
+	struct srd_pkt_resp resp;
+	struct fid_mr *mr;
+	struct tfab f;
+	struct raw r;
+
+	assert_non_null(mem);
+	for (size_t i = 0; i < N; i++)
+		mem[i] = 1000 + i;
+	atomic_open(&f, (uint8_t *)mem, N * sizeof(uint64_t), &mr, &key,
+		    &base);
+	raw_open(&r, f.b.name);
+	raw_handshake(&f, &r);
+
+	resp = atomic_ask(&f, &r, 7, base, key, N);
+	assert_int_equal(resp.status, -FI_EMSGSIZE);
+	assert_int_equal(resp.seg_len, 0);
+	/* the largest answer that fits one packet is still served */
+	resp = atomic_ask(&f, &r, 8, base + 8, key,
+			  (uint32_t)((f.mtu - sizeof(resp)) / 8));
+	assert_int_equal(resp.status, 0);
+	assert_int_equal(resp.seg_len, (f.mtu - sizeof(resp)) / 8 * 8);
+	assert_memory_equal(r.last + sizeof(resp), mem + 1,
+			    sizeof(r.last) - sizeof(resp));
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(mem[i], 1000 + i);
+
+	raw_close(&r);
+	assert_int_equal(fi_close(&mr->fid), 0);
+	tfab_close(&f);
+	free(mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forged_and_malformed_dropped),
 		cmocka_unit_test(test_forged_flood),
 		cmocka_unit_test(test_reorder_and_reassembly),
+		cmocka_unit_test(test_atomic_answer_too_big),
 	};
 
 	tfab_env();

@@ -347,12 +347,53 @@ static void test_ack_lost_piggyback(void **state)
 	pair_close(&n, &f);
 }
 
+/* PSNs and floors come from the wire: a flow whose sender declares a
+ * floor at the top of the 64-bit space still has a window there (its end
+ * once wrapped to a small number, and the device dropped every packet of
+ * the flow from then on). */
+static void test_window_at_top(void **state)
+{
+	uint8_t data[64], p[4096];
+	struct tnode n;
+	struct fake f;
+	struct fhdr h = {
+		.type = F_SEND,
+		.seg_len = sizeof(data),
+		.msg_len = sizeof(data),
+		.psn = UINT64_MAX - 1,
+		.floor = UINT64_MAX - 1,
+	};
+	struct tcomp c;
+
+	(void)state;
+	pair_open(&n, &f, 2);
+	h.qkey = n.qkey;
+	h.incarnation = f.incarnation;
+	tfill(data, sizeof(data), 4);
+	fake_tx(&f, &n, &h, data, sizeof(data));
+	tpoll(&n, &c);
+	expect_recv(&n, &f, &c, sizeof(data), 4);
+	/* the last PSN there is, and its acknowledgement */
+	h.psn = UINT64_MAX;
+	tfill(data, sizeof(data), 5);
+	fake_tx(&f, &n, &h, data, sizeof(data));
+	tpoll(&n, &c);
+	expect_recv(&n, &f, &c, sizeof(data), 5);
+	do {
+		assert_int_equal(fake_recv(&f, &h, p, sizeof(p)), 0);
+		assert_int_equal(h.type, F_ACK);
+	} while (h.ack_psn + h.ack_cnt - 1 != UINT64_MAX);
+	assert_int_equal(h.ack_incarnation, f.incarnation);
+	pair_close(&n, &f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_ack_on_data, setup),
 		cmocka_unit_test_setup(test_ack_forged, setup),
 		cmocka_unit_test_setup(test_ack_lost_piggyback, setup),
+		cmocka_unit_test_setup(test_window_at_top, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -422,6 +422,22 @@ static int srd_pkt_check_atomic_req(const void *buf, size_t len, uint64_t max)
 	return 0;
 }
 
+int srd_pkt_atomic_answer_check(const struct srd_pkt_atomic *a,
+				size_t pkt_size)
+{
+	uint64_t bytes = (uint64_t)a->count *
+			 util_atomic_datatype_size(a->datatype);
+
+	if (a->kind == UTIL_ATOMIC_WRITE ||
+	    (pkt_size >= sizeof(struct srd_pkt_resp) &&
+	     bytes <= pkt_size - sizeof(struct srd_pkt_resp)))
+		return 0;
+	WEFT_WARN_SPARSE(&srd_prov, FI_LOG_EP_DATA,
+		"refusing ATOMIC_REQ: %llu bytes of old values do not fit an "
+		"answer of %zu bytes\n", (unsigned long long)bytes, pkt_size);
+	return -FI_EMSGSIZE;
+}
+
 static const struct srd_pkt_check srd_pkt_checks[SRD_PKT_TYPE_MAX] = {
 	[SRD_PKT_HELLO] = { "HELLO", sizeof(struct srd_pkt_hello), 0,
 			    srd_pkt_check_hello },

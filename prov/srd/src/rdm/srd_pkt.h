@@ -256,6 +256,15 @@ _Static_assert(sizeof(struct srd_pkt_atomic) <= 64, "atomic header");
  * rx_id/tx_id lookup, MR checks) are checked by their users.
  */
 int srd_pkt_validate(const void *buf, size_t len, uint64_t max_msg_size);
+/*
+ * A validated ATOMIC_REQ against the packet its answer goes in: a fetch
+ * or compare answers with count old values in one ATOMIC_RESP, and a
+ * fetch READ carries no operands, so a 40-byte request may ask for any
+ * number of them. 0, or -FI_EMSGSIZE after a FI_WARN when they would not
+ * fit pkt_size bytes (the target then answers with that status).
+ */
+int srd_pkt_atomic_answer_check(const struct srd_pkt_atomic *a,
+				size_t pkt_size);
 /* Header bytes of a packet type (0 for an unknown type). */
 size_t srd_pkt_hdr_size(unsigned int type);
 /* "EAGER", ...; "unknown" for anything else. */

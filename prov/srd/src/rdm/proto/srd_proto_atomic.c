@@ -396,7 +396,8 @@ static uint64_t srd_atomic_access(const struct srd_pkt_atomic *q)
 }
 
 /* Validated by srd_pkt_validate: kind/op/datatype combination, count and
- * the operand bytes that follow. */
+ * the operand bytes that follow; the old values a fetch asks for are
+ * checked against our packet buffer here, before anything is applied. */
 void srd_atomic_handle_req(struct srd_ep *ep, struct srd_peer *peer,
 			   const void *pkt, size_t len)
 {
@@ -418,8 +419,10 @@ void srd_atomic_handle_req(struct srd_ep *ep, struct srd_peer *peer,
 	memset(r, 0, sizeof(*r));
 	srd_pkt_base_init(&r->base, SRD_PKT_ATOMIC_RESP, 0, SRD_PEER_ID_NONE);
 	r->tx_id = q->tx_id;
-	ret = util_mr_check(&ep->domain->util.mr_map, q->key, q->addr, bytes,
-			    access, &local);
+	ret = srd_pkt_atomic_answer_check(q, ep->pkt_size);
+	if (!ret)
+		ret = util_mr_check(&ep->domain->util.mr_map, q->key, q->addr,
+				    bytes, access, &local);
 	if (!ret)
 		ret = util_atomic_apply(q->op, q->datatype, local,
 					q->op == FI_ATOMIC_READ ? NULL : operand,
