@@ -317,6 +317,9 @@ struct shm_ep {
 	uint32_t rel_pending;
 
 	uint64_t progress_calls;
+	/* Next looks at what waits on peers (shm_check_due): the deadlines
+	 * of operations waiting for an ACK, the senders of pulls. */
+	uint64_t tx_check_ns, pull_check_ns;
 	uint64_t split_seq;		/* last CTS rx_id */
 	/* SHM_AV_* bits: an address left an AV (set by fi_av_remove),
 	 * releases are deferred; progress sweeps while nonzero. */
@@ -329,6 +332,23 @@ struct shm_ep {
 
 #define SHM_AV_CHANGED 1u
 #define SHM_AV_PENDING 2u
+
+/* Whether a look at what waits on peers is due, rearming it. By time,
+ * not by a count of progress calls: an application that polls seldom (or
+ * is starved of CPU) must see a dead peer's errors within peer_timeout_ms
+ * all the same. The coarse clock costs a few ns and no syscall; callers
+ * ask only while something waits. */
+#define SHM_CHECK_NS (1000000ull)	/* 1 ms */
+
+static inline bool shm_check_due(uint64_t *next_ns)
+{
+	uint64_t now = util_time_coarse_ns();
+
+	if (now < *next_ns)
+		return false;
+	*next_ns = now + SHM_CHECK_NS;
+	return true;
+}
 
 static inline struct shm_ep *to_shm_ep(struct fid_ep *ep_fid)
 {

@@ -415,8 +415,12 @@ void shm_pull_finish(struct shm_ep *ep, struct shm_pull *p, int err)
 void shm_rx_progress(struct shm_ep *ep)
 {
 	struct shm_pull *p, *tmp;
+	bool check;
 	int ret;
 
+	if (!ep->pulls)
+		return;
+	check = shm_check_due(&ep->pull_check_ns);
 	DL_FOREACH_SAFE(ep->pulls, p, tmp) {
 		/* Started toward a peer already found dead: nothing will
 		 * come, and no liveness check will fail it again. The cause
@@ -433,8 +437,7 @@ void shm_rx_progress(struct shm_ep *ep)
 			shm_pull_finish(ep, p, 0);
 		else if (ret < 0)
 			shm_pull_finish(ep, p, FI_EIO);
-		else if ((ep->progress_calls & 0x3ff) == 0 &&
-			 !shm_conn_check(ep, p->conn))
+		else if (check && !shm_conn_check(ep, p->conn))
 			return;	/* the check failed p and its siblings */
 	}
 }

@@ -13,9 +13,6 @@
 
 #include "shm.h"
 
-/* Progress calls between looks at deadlines of waiting operations. */
-#define SHM_TX_CHECK_MASK 0x3ffu
-
 int shm_tx_init(struct shm_ep *ep, size_t size)
 {
 	size_t i;
@@ -219,6 +216,6 @@ void shm_tx_progress(struct shm_ep *ep)
 			shm_rma_resend(ep, tx);
 		}
 	}
-	if ((ep->progress_calls & SHM_TX_CHECK_MASK) == 0)
+	if (shm_check_due(&ep->tx_check_ns))
 		shm_tx_check_deadlines(ep);
 }

@@ -100,6 +100,39 @@ static void test_every_vendor_err(void **state)
 	}
 }
 
+/* A failure handed on without its device completion (a packet queued
+ * toward a peer that failed) reads as the completion it came from. */
+static void test_unmap_round_trip(void **state)
+{
+	struct srd_dev_wc_err a, b;
+	struct srd_dev_wc wc;
+	int s, v;
+
+	for (s = 1; s <= IBV_WC_TM_RNDV_INCOMPLETE; s++) {
+		srd_dev_wc_err_map((enum ibv_wc_status)s, 0, &a);
+		srd_dev_wc_err_unmap(a.prov_errno, &wc);
+		srd_dev_wc_err_map(wc.status, wc.vendor_err, &b);
+		assert_int_equal(b.err, a.err);
+		assert_int_equal(b.prov_errno, a.prov_errno);
+	}
+	for (v = 1; v < SRD_EFA_IO_MAX; v++) {
+		srd_dev_wc_err_map(IBV_WC_RESP_TIMEOUT_ERR, (uint32_t)v, &a);
+		srd_dev_wc_err_unmap(a.prov_errno, &wc);
+		srd_dev_wc_err_map(wc.status, wc.vendor_err, &b);
+		assert_int_equal(b.err, a.err);
+		assert_int_equal(b.prov_errno, v);
+	}
+	/* the peer's death: its cause, not an unspecified error */
+	srd_dev_wc_err_unmap(SRD_EFA_IO_LOCAL_UNRESP_REMOTE, &wc);
+	srd_dev_wc_err_map(wc.status, wc.vendor_err, &b);
+	assert_int_equal(b.err, FI_ETIMEDOUT);
+	/* what no completion gives stays an error */
+	srd_dev_wc_err_unmap(SRD_PROV_ERRNO_PEER_LOST, &wc);
+	assert_int_not_equal(wc.status, IBV_WC_SUCCESS);
+	srd_dev_wc_err_unmap(0, &wc);
+	assert_int_not_equal(wc.status, IBV_WC_SUCCESS);
+}
+
 static void test_texts_tell_causes_apart(void **state)
 {
 	int a, b;
@@ -203,6 +236,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_wc_status),
 		cmocka_unit_test(test_every_vendor_err),
+		cmocka_unit_test(test_unmap_round_trip),
 		cmocka_unit_test(test_texts_tell_causes_apart),
 		cmocka_unit_test(test_unknown_codes),
 		cmocka_unit_test(test_format_names_peer),

@@ -477,8 +477,10 @@ enum rma_kind { RMA_READ, RMA_WRITE, RMA_ATOMIC };
 /* An emulated operation whose target takes the request (its device
  * received every packet: a's sends completed), then dies before it
  * answers: the operation ends with an error instead of waiting for the
- * answer. Device RDMA toward a target that is gone: the device's error. */
-static void rma_target_gone(enum rma_kind kind, bool emulate)
+ * answer. Device RDMA toward a target that is gone, and an emulated
+ * operation posted after it went (dead_first: its request packet comes
+ * back failed): the device's error. */
+static void rma_target_gone_at(enum rma_kind kind, bool emulate, bool dead_first)
 {
 	struct trma t;
 	uint8_t buf[64 * 1024] = { 0 };
@@ -489,7 +491,7 @@ static void rma_target_gone(enum rma_kind kind, bool emulate)
 	srd_rma_force_emulation = emulate;
 	trma_open(&t, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	assert_true(emulate || to_srd_ep(t.f.a.ep)->rma->hw_write);
-	if (!emulate)
+	if (!emulate || dead_first)
 		die(&t.f.b);
 	if (kind == RMA_READ)
 		ret = fi_read(t.f.a.ep, buf, sizeof(buf), NULL, t.f.a.peer,
@@ -502,7 +504,7 @@ static void rma_target_gone(enum rma_kind kind, bool emulate)
 				      t.f.a.peer, t.base, t.key, FI_UINT64,
 				      FI_SUM, &ctx);
 	assert_int_equal(ret, 0);
-	if (emulate) {
+	if (emulate && !dead_first) {
 		UNTIL(!rma_op(&t)->sends && rma_op(&t)->inflight,
 		      poll_one(&t.f.a));
 		die(&t.f.b);
@@ -511,6 +513,11 @@ static void rma_target_gone(enum rma_kind kind, bool emulate)
 	take_err(&t.f.a, &ctx);
 	trma_close(&t);
 	srd_rma_force_emulation = false;
+}
+
+static void rma_target_gone(enum rma_kind kind, bool emulate)
+{
+	rma_target_gone_at(kind, emulate, false);
 }
 
 static void test_rma_emu_read_target_gone(void **state)
@@ -535,6 +542,20 @@ static void test_rma_hw_target_gone(void **state)
 {
 	(void)state;
 	rma_target_gone(RMA_WRITE, false);
+}
+
+/* The request's packet fails: the operation names the device's cause,
+ * not an unspecified error. */
+static void test_atomic_after_target_gone(void **state)
+{
+	(void)state;
+	rma_target_gone_at(RMA_ATOMIC, true, true);
+}
+
+static void test_rma_emu_write_after_target_gone(void **state)
+{
+	(void)state;
+	rma_target_gone_at(RMA_WRITE, true, true);
 }
 
 /* ---- a target process killed with RMA in flight ---- */
@@ -671,6 +692,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rma_emu_write_target_gone),
 		cmocka_unit_test(test_atomic_target_gone),
 		cmocka_unit_test(test_rma_hw_target_gone),
+		cmocka_unit_test(test_atomic_after_target_gone),
+		cmocka_unit_test(test_rma_emu_write_after_target_gone),
 		cmocka_unit_test(test_rma_target_killed),
 	};
 	const struct CMUnitTest cts_tests[] = {

@@ -380,6 +380,11 @@ void srd_dev_wc_err_map(enum ibv_wc_status status, uint32_t vendor_err,
 			struct srd_dev_wc_err *out);
 bool srd_dev_wc_err_is_rnr(enum ibv_wc_status status, uint32_t vendor_err);
 struct srd_dev_wc;
+/* The inverse: the status and vendor_err of an error completion that
+ * srd_dev_wc_err_map turns into prov_errno and its err (a prov_errno it
+ * cannot give, GENERAL_ERR: FI_EOTHER). For a failure handed on without
+ * its device completion. */
+void srd_dev_wc_err_unmap(int prov_errno, struct srd_dev_wc *wc);
 /* An error completion as fi_cq_readerr reports it (err_data untouched:
  * the application may own that buffer). */
 void srd_dev_cq_err_fill(const struct srd_dev_wc *wc, void *op_context,

@@ -116,6 +116,18 @@ void srd_dev_wc_err_map(enum ibv_wc_status status, uint32_t vendor_err,
 	out->prov_errno = SRD_PROV_ERRNO_WC_BASE + (int)status;
 }
 
+void srd_dev_wc_err_unmap(int prov_errno, struct srd_dev_wc *wc)
+{
+	int wc_max = SRD_PROV_ERRNO_WC_BASE + (int)WEFT_ARRAY_SIZE(srd_dev_wc_desc);
+
+	wc->status = IBV_WC_GENERAL_ERR;
+	wc->vendor_err = 0;
+	if (prov_errno > 0 && srd_vendor_known((uint32_t)prov_errno))
+		wc->vendor_err = (uint32_t)prov_errno;
+	else if (prov_errno > SRD_PROV_ERRNO_WC_BASE && prov_errno < wc_max)
+		wc->status = (enum ibv_wc_status)(prov_errno - SRD_PROV_ERRNO_WC_BASE);
+}
+
 bool srd_dev_wc_err_is_rnr(enum ibv_wc_status status, uint32_t vendor_err)
 {
 	if (srd_vendor_known(vendor_err))

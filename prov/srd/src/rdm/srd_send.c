@@ -155,11 +155,12 @@ void srd_txbuf_fail(struct srd_ep *ep, struct srd_txbuf *tb, int err,
 	if (tb->owner) {
 		struct srd_dev_wc wc;
 
-		/* Its owner hears of it as of a send that failed. */
+		/* Its owner hears of it as of a send that failed with the
+		 * same cause: err and prov_errno always come from a device
+		 * completion's srd_dev_wc_err_map. */
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = (uintptr_t)&tb->hdr;
-		wc.status = IBV_WC_GENERAL_ERR;
-		wc.vendor_err = (uint32_t)err;
+		srd_dev_wc_err_unmap(prov_errno, &wc);
 		srd_wr_done(ep, tb->owner, &wc);
 	}
 	srd_txbuf_put(ep, tb);
